@@ -1,0 +1,97 @@
+import { Type, type Static } from 'typebox';
+import { Body, Filter, Ok, Page, PageSize, SuccessMessage, Token, endpoint } from './common.ts';
+
+/** Spec §9: every chunk but the last is exactly this many bytes. */
+export const CHUNK_SIZE = 83_886_080;
+
+/** Spec §3 File. width/height are null when they cannot be read from the bytes. */
+export const File = Type.Object({
+  url: Type.String(),
+  actual_name: Type.String(),
+  original_name: Type.String(),
+  username: Type.String(),
+  size: Type.Number(),
+  time_created: Type.Number(),
+  width: Type.Union([Type.Number(), Type.Null()]),
+  height: Type.Union([Type.Number(), Type.Null()]),
+  mime_type: Type.String(),
+});
+export type FileRecord = Static<typeof File>;
+
+export const FileSort = Type.Optional(
+  Type.Union([Type.Literal('newest'), Type.Literal('oldest'), Type.Literal('largest'), Type.Literal('smallest')]),
+);
+export type FileSort = Static<typeof FileSort>;
+
+export const FileList = Type.Object({ success: Ok, files: Type.Array(File), totalImages: Type.Integer() });
+
+/**
+ * `files/upload` is multipart, so its fields are checked by hand on the server; these are the
+ * names (spec §7 plus the resume extensions of design §7).
+ */
+export const UPLOAD_FIELDS = {
+  token: 'token',
+  originalname: 'originalname',
+  totalChunks: 'totalChunks',
+  chunkIndex: 'chunkIndex',
+  uploadId: 'uploadId',
+  fileSize: 'fileSize',
+  chunkHash: 'chunkHash',
+  chunkOffset: 'chunkOffset',
+  file: 'file',
+} as const;
+
+export const filesUpload = {
+  path: '/api/v1/files/upload',
+  /** Answer to a chunk that is not the last one to arrive. */
+  chunkResponse: Type.Object({ success: Ok, received: Type.Array(Type.Integer()), totalChunks: Type.Integer() }),
+  /** Answer once every byte is stored: the file is listed. */
+  doneResponse: Type.Object({ success: Ok, url: Type.String(), file: File }),
+};
+export type UploadChunkResponse = Static<typeof filesUpload.chunkResponse>;
+export type UploadDoneResponse = Static<typeof filesUpload.doneResponse>;
+
+const UploadId = Type.String({ format: 'uuid', maxLength: 36 });
+
+export const filesUploadStatus = endpoint(
+  '/api/v1/files/upload/status',
+  Body({ token: Token, uploadId: UploadId }),
+  Type.Object({
+    success: Ok,
+    totalChunks: Type.Integer(),
+    received: Type.Array(Type.Integer()),
+    partial: Type.Union([Type.Object({ chunkIndex: Type.Integer(), bytes: Type.Integer() }), Type.Null()]),
+  }),
+);
+export type UploadStatus = Static<typeof filesUploadStatus.response>;
+
+export const filesUploadCancel = endpoint(
+  '/api/v1/files/upload/cancel',
+  Body({ token: Token, uploadId: UploadId }),
+  Type.Object({ success: Ok }),
+);
+
+export const filesUploadUrl = endpoint(
+  '/api/v1/files/upload-url',
+  Body({ token: Token, url: Type.String({ minLength: 1, maxLength: 2048 }) }),
+  Type.Object({ success: Ok, url: Type.String(), file: File, message: Type.Optional(Type.String()) }),
+);
+
+export const filesUploaded = endpoint(
+  '/api/v1/files/uploaded',
+  Body({
+    token: Token,
+    page: Page,
+    pageSize: PageSize,
+    filters: Type.Optional(Type.Object({ name: Filter }, { additionalProperties: false })),
+    sort: FileSort,
+  }),
+  FileList,
+);
+
+/** `filePath` is a url or name; only its last path segment is used (never a path on disk). */
+export const filesDelete = endpoint(
+  '/api/v1/files/delete',
+  Body({ token: Token, filePath: Type.String({ minLength: 1, maxLength: 2048 }) }),
+  SuccessMessage,
+);

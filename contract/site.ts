@@ -1,0 +1,14 @@
+/**
+ * The site's `/config.json` (design §2): what the web app reads at start, so one build serves
+ * every deployment. Served by server/site/site.ts, read by src/lib/runtime-config.ts.
+ */
+export interface RuntimeConfig {
+  apiUrl: string;
+  filesUrl: string;
+  siteName: string;
+  communityUrl: string | null;
+  hcaptchaSiteKey: string | null;
+  turnstileSiteKey: string | null;
+  sentryDsn: string | null;
+  chunkSize: number;
+}

@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type RawBuilder } from 'kysely';
+import type { DB } from './schema.ts';
+import { migrations } from './migrations/index.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Database = Kysely<DB>;
+
+export interface DbHandle {
+  db: Database;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** PostgreSQL only: run every connection inside this schema (tests get one schema each). */
+  searchPath?: string;
+  poolSize?: number;
+}
+
+export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
+  if (url.startsWith('sqlite:')) {
+    const file = url.replace(/^sqlite:(\/\/)?/, '');
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
+    const database = new SQLite(file);
+    // WAL lets readers run while one writer writes; busy_timeout queues writers instead of failing.
+    database.pragma('journal_mode = WAL');
+    database.pragma('synchronous = NORMAL');
+    database.pragma('foreign_keys = ON');
+    database.pragma('busy_timeout = 5000');
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
+    return { db, dialect: 'sqlite', close: () => db.destroy() };
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
+    // node-postgres returns int8 as a string; our int8 columns hold seconds and byte counts,
+    // which fit in a double exactly (design §9: times are JSON numbers on both databases).
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format ?? 'text'),
+    },
+  });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/**
+ * `schema`: the PostgreSQL schema the connection's search_path names. Kysely's migrator looks
+ * for its bookkeeping tables in every schema unless told which one, so a second schema in the
+ * same database (parallel test runs) would make it skip creating its own.
+ */
+export async function migrate(db: Database, schema?: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
+}
+
+/** `column` contains `value`, without regard to case (design §9 filters), on both dialects. */
+export function containsInsensitive(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, value: string) {
+  const escaped = value.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+  return sql<boolean>`lower(${column}) like ${`%${escaped}%`} escape '\\'`;
+}

@@ -1,0 +1,12 @@
+import type { Migration } from 'kysely';
+import * as initial from './2026-11-21-001-initial.ts';
+import * as fileListIndexes from './2026-11-21-002-file-list-indexes.ts';
+
+/**
+ * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
+ * so they survive bundling and run the same from tsx and tests.
+ */
+export const migrations: Record<string, Migration> = {
+  '2026-11-21-001-initial': initial,
+  '2026-11-21-002-file-list-indexes': fileListIndexes,
+};

@@ -1,0 +1,111 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table types. Booleans are stored as 0/1 integers and times as integer seconds on both
+ * dialects, so one query layer reads the same values from SQLite and PostgreSQL.
+ */
+export interface RolesTable {
+  id: string;
+  name: string;
+  invites_allowed: number;
+}
+
+export interface UsersTable {
+  id: string;
+  username: string;
+  /** Lower-cased copy: usernames are unique without regard to case (design §6). */
+  username_lower: string;
+  password_hash: string;
+  role: string;
+  banned: number;
+  time_created: number;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  /** SHA-256 of the opaque token: a leaked database does not leak live sessions. */
+  token_hash: string;
+  created_at: number;
+  last_used_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  user_id: string;
+  /** Kept readable: the owner downloads it inside the ShareX config (design §9). */
+  key: string;
+  created_at: number;
+}
+
+export interface InvitesTable {
+  id: string;
+  invite_key: string;
+  created_by: string | null;
+  claimed: number;
+  claimed_by: string | null;
+  created_at: number;
+  claimed_at: number | null;
+  /** Soft delete: a deleted key can no longer be claimed but still counts toward the weekly limit. */
+  deleted_at: number | null;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface MimeTypesTable {
+  mime: string;
+}
+
+export interface FilesTable {
+  id: string;
+  actual_name: string;
+  original_name: string;
+  user_id: string;
+  size: number;
+  mime_type: string;
+  width: number | null;
+  height: number | null;
+  time_created: number;
+  storage_key: string;
+  sha256: string | null;
+}
+
+export interface UploadsTable {
+  /** The client's uploadId, or a key derived from user + name + totalChunks (design §7). */
+  id: string;
+  user_id: string;
+  original_name: string;
+  total_chunks: number;
+  file_size: number | null;
+  storage_key: string;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+}
+
+export interface UploadChunksTable {
+  upload_id: string;
+  chunk_index: number;
+  /** Bytes of this chunk already stored (a chunk cut off midway keeps what arrived). */
+  bytes: number;
+  complete: number;
+  sha256: string | null;
+}
+
+export interface DB {
+  roles: RolesTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
+  invites: InvitesTable;
+  settings: SettingsTable;
+  mime_types: MimeTypesTable;
+  files: FilesTable;
+  uploads: UploadsTable;
+  upload_chunks: UploadChunksTable;
+}
+
+export type { Generated };

@@ -1,0 +1,67 @@
+import type { Redis } from 'ioredis';
+import { CHUNK_SIZE } from '../contract/files.ts';
+import type { Config } from './config.ts';
+import { migrate, openDatabase, type Database, type Dialect, type OpenOptions } from './db/index.ts';
+import { createCaptchaVerifier, type CaptchaVerifier } from './modules/auth/captcha.ts';
+import { SettingsService } from './modules/settings/settings.service.ts';
+import { createStorage, type Storage } from './storage/index.ts';
+import { closeRedis, connectRedis } from './redis.ts';
+
+/** Key prefix of the rate-limit counters in Redis. */
+export const RATE_LIMIT_NAMESPACE = 'stash-rate-limit:';
+
+/** Everything a route needs, built once per process and handed in (style habit 5). */
+export interface Deps {
+  config: Config;
+  db: Database;
+  dialect: Dialect;
+  storage: Storage;
+  captcha: CaptchaVerifier;
+  settings: SettingsService;
+  /** Bytes of every upload chunk but the last: CHUNK_SIZE (spec §9) outside tests. */
+  uploadChunkSize: number;
+  /** Shared rate-limit counters (design §6 across API processes); null without REDIS_URL or with RATE_LIMITS=off. */
+  redis: Redis | null;
+  rateLimitNamespace: string;
+  close(): Promise<void>;
+}
+
+export interface DepsOverrides {
+  storage?: Storage;
+  captcha?: CaptchaVerifier;
+  db?: OpenOptions;
+  /** Tests only: a smaller chunk size, so a 3-chunk upload needs kilobytes, not 240 MB. */
+  uploadChunkSize?: number;
+  /** Tests only: a fresh key prefix, so runs sharing one Redis don't count each other's requests. */
+  rateLimitNamespace?: string;
+}
+
+export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
+  const handle = openDatabase(config.databaseUrl, overrides.db);
+  try {
+    await migrate(handle.db, overrides.db?.searchPath);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  const log = (message: string) => {
+    if (config.logLevel !== 'silent') console.warn(message);
+  };
+  // Redis holds nothing but rate-limit counters, so with RATE_LIMITS=off there is nothing to connect for.
+  const redis = config.redisUrl && config.rateLimits ? await connectRedis(config.redisUrl, log) : null;
+  return {
+    config,
+    db: handle.db,
+    dialect: handle.dialect,
+    storage: overrides.storage ?? createStorage(config),
+    captcha: overrides.captcha ?? createCaptchaVerifier(config),
+    settings: new SettingsService(handle.db),
+    uploadChunkSize: overrides.uploadChunkSize ?? CHUNK_SIZE,
+    redis,
+    rateLimitNamespace: overrides.rateLimitNamespace ?? RATE_LIMIT_NAMESPACE,
+    close: async () => {
+      if (redis) await closeRedis(redis);
+      await handle.close();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { Deps } from './deps.ts';
+import { nowSeconds } from './lib/ids.ts';
+import { claimUpload, listExpiredUploads } from './modules/files/uploads.repository.ts';
+
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
+const SWEEP_BATCH = 200;
+
+/**
+ * Design §7: unfinished uploads expire 24 h after their last activity; this drops them and
+ * reclaims their bytes. Each row is claimed before its bytes go, so two api processes sweeping
+ * at once never race, and an upload touched since it was listed is left alone.
+ * `now` is in seconds and can be set by tests.
+ */
+export async function sweepExpiredUploads(deps: Deps, now: number = nowSeconds()): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const batch = await listExpiredUploads(deps.db, now, SWEEP_BATCH);
+    for (const upload of batch) {
+      if (await claimUpload(deps.db, upload.id, now)) {
+        await deps.storage.discard(upload.storage_key);
+        removed += 1;
+      }
+    }
+    if (batch.length < SWEEP_BATCH) return removed;
+  }
+}
+
+/** Periodic work of the api role; returns a function that stops it. */
+export function startBackgroundJobs(deps: Deps): () => Promise<void> {
+  let running: Promise<unknown> = Promise.resolve();
+  const tick = () => {
+    running = sweepExpiredUploads(deps).catch((err: unknown) => console.error('upload sweep failed', err));
+  };
+  const timer = setInterval(tick, SWEEP_EVERY_MS);
+  timer.unref();
+  tick();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

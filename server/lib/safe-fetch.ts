@@ -1,0 +1,114 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+
+/** A URL the server will not fetch, with a reason a person can read (design §9: a 400). */
+export class UrlRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UrlRefusedError';
+  }
+}
+
+export interface SafeFetchOptions {
+  /** Design §7: only public addresses unless URL_UPLOAD_ALLOW_PRIVATE is set. */
+  allowPrivate: boolean;
+  /** Design §7: at most 5 redirects, each one checked again. */
+  maxRedirects?: number;
+  /** No response headers, or no bytes for this long, ends the fetch. */
+  timeoutMs?: number;
+  /** The whole fetch, body included, must end within this long (design §7: a time bound). */
+  deadlineMs?: number;
+  /** Tests only: addresses allowed although private, and a resolver standing in for DNS. */
+  allowAddresses?: string[];
+  lookup?: LookupFunction;
+}
+
+export interface FetchedBody {
+  stream: Readable;
+  finalUrl: URL;
+  /** Bytes the server announced, if it did. */
+  length: number | null;
+}
+
+/**
+ * Fetches a URL for a URL upload without letting it reach the server's own network: the
+ * address check happens at connect time inside request-filtering-agent (after DNS, so a name
+ * resolving to 10.x is caught too) and again for every redirect hop, which is followed here by
+ * hand. The body is handed back as a stream; the caller bounds its size.
+ */
+export async function safeFetch(raw: string, options: SafeFetchOptions): Promise<FetchedBody> {
+  const maxRedirects = options.maxRedirects ?? 5;
+  let url = parseHttpUrl(raw);
+  for (let hop = 0; ; hop++) {
+    const res = await requestOnce(url, options);
+    const status = res.statusCode ?? 0;
+    if (status >= 300 && status < 400 && res.headers.location) {
+      res.resume();
+      if (hop >= maxRedirects) throw new UrlRefusedError(`The URL redirects more than ${maxRedirects} times.`);
+      url = parseHttpUrl(resolveLocation(res.headers.location, url));
+      continue;
+    }
+    if (status < 200 || status >= 300) {
+      res.resume();
+      throw new UrlRefusedError(`The URL answered with HTTP ${status}.`);
+    }
+    const announced = Number(res.headers['content-length']);
+    const deadline = setTimeout(() => res.destroy(new UrlRefusedError('The URL took too long to download.')), options.deadlineMs ?? 15 * 60_000);
+    deadline.unref();
+    res.once('close', () => clearTimeout(deadline));
+    return { stream: res, finalUrl: url, length: Number.isFinite(announced) && announced >= 0 ? announced : null };
+  }
+}
+
+/** A remote server's Location header is input too: one that is no URL is a refusal, not a 500. */
+function resolveLocation(location: string, base: URL): string {
+  try {
+    return new URL(location, base).toString();
+  } catch {
+    throw new UrlRefusedError('The URL redirects to an address that is not valid.');
+  }
+}
+
+function parseHttpUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UrlRefusedError('Please enter a valid URL.');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UrlRefusedError('Only http and https URLs can be uploaded.');
+  if (url.username || url.password) throw new UrlRefusedError('URLs with credentials are not accepted.');
+  return url;
+}
+
+function requestOnce(url: URL, options: SafeFetchOptions): Promise<http.IncomingMessage> {
+  const filter = {
+    allowPrivateIPAddress: options.allowPrivate,
+    allowMetaIPAddress: options.allowPrivate,
+    allowIPAddressList: options.allowAddresses ?? [],
+  };
+  // A fresh agent per hop: no pooled socket from an earlier, allowed host is ever reused.
+  const agent = url.protocol === 'https:' ? new RequestFilteringHttpsAgent({ ...filter, keepAlive: false }) : new RequestFilteringHttpAgent({ ...filter, keepAlive: false });
+  const get = url.protocol === 'https:' ? https.get : http.get;
+  const timeout = options.timeoutMs ?? 30_000;
+  return new Promise((resolve, reject) => {
+    const req = get(
+      url,
+      { agent, timeout, headers: { 'user-agent': 'Stash URL upload', accept: '*/*' }, ...(options.lookup ? { lookup: options.lookup } : {}) },
+      (res) => {
+        // The same idle bound keeps applying while the body streams.
+        res.socket.setTimeout(timeout, () => res.destroy(new UrlRefusedError('The URL stopped sending data.')));
+        resolve(res);
+      },
+    );
+    req.on('timeout', () => req.destroy(new UrlRefusedError('The URL took too long to answer.')));
+    req.on('error', (err) => {
+      if (err instanceof UrlRefusedError) reject(err);
+      else if (/not allowed/.test(err.message)) reject(new UrlRefusedError('The URL points to a private or reserved address, which is not allowed.'));
+      else reject(new UrlRefusedError(`The URL could not be fetched (${(err as NodeJS.ErrnoException).code ?? err.message}).`));
+    });
+  });
+}

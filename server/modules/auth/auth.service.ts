@@ -1,0 +1,94 @@
+import type { Deps } from '../../deps.ts';
+import { HttpError, badRequest, conflict, notFound } from '../../http/errors.ts';
+import { newId, newSecret, nowSeconds } from '../../lib/ids.ts';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../../lib/passwords.ts';
+import { claimInvite, isClaimable } from '../invites/invites.repository.ts';
+import { USERNAME_TAKEN } from '../users/users.service.ts';
+import { findUserByUsername, insertUser, isUniqueViolation } from '../users/users.repository.ts';
+import { API_KEY_PREFIX, createSession } from './caller.repository.ts';
+import { countApiKeys, deleteOwnApiKey, insertApiKey, listApiKeys } from './auth.repository.ts';
+import type { CaptchaProvider } from './captcha.ts';
+
+export const LOGIN_FAILED = 'Invalid username or password.';
+export const INVITE_INVALID = 'Invalid or already used invite key.';
+/** A small cap keeps a leaked session from minting keys without end. */
+export const MAX_API_KEYS = 10;
+
+/** Spec §7: the login form reads its error at `error.error`, so every login refusal nests it. */
+function loginError(status: number, message: string): HttpError {
+  return new HttpError(status, message, { error: { error: message } });
+}
+
+export interface CaptchaInput {
+  captcha?: string;
+  captchaType?: CaptchaProvider;
+  ip: string;
+}
+
+/**
+ * Design §4: with no provider secret set, captcha is off and nothing is asked. Otherwise the
+ * answer is required and checked with the provider the client chose; without a choice, the
+ * first provider (hCaptcha, spec §1) if it is on, else the one that is.
+ */
+async function checkCaptcha(deps: Deps, input: CaptchaInput, missingMessage: string, wrap: (m: string) => HttpError): Promise<void> {
+  const enabled = deps.captcha.enabled();
+  if (enabled.length === 0) return;
+  if (!input.captcha) throw wrap(missingMessage);
+  const provider = input.captchaType ?? (enabled.includes('hcaptcha') ? 'hcaptcha' : enabled[0]!);
+  if (!enabled.includes(provider)) throw wrap(`The captcha provider '${provider}' is not enabled on this site.`);
+  if (!(await deps.captcha.verify(provider, input.captcha, input.ip))) {
+    throw wrap('Captcha verification failed. Please try again.');
+  }
+}
+
+export async function login(deps: Deps, input: { username: string; password: string } & CaptchaInput): Promise<string> {
+  await checkCaptcha(deps, input, 'You must verify the captcha', (m) => loginError(400, m));
+  const user = await findUserByUsername(deps.db, input.username);
+  // An unknown name costs one hash check too, so timing does not tell which names exist.
+  const ok = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), input.password);
+  if (!user || !ok) throw loginError(401, LOGIN_FAILED);
+  // The ban is told only to someone who knows the password.
+  if (user.banned === 1) throw loginError(403, 'Your account has been banned.');
+  return createSession(deps.db, user.id);
+}
+
+/**
+ * Design §6: the invite is claimed and the user created in one transaction, so of many
+ * registrations racing for one key exactly one account appears.
+ */
+export async function register(deps: Deps, input: { username: string; password: string; invitekey: string } & CaptchaInput): Promise<void> {
+  await checkCaptcha(deps, input, 'Please verify the captcha.', badRequest);
+  // Cheap checks first, so a bad key or a taken name costs no password hashing.
+  if (!(await isClaimable(deps.db, input.invitekey))) throw badRequest(INVITE_INVALID);
+  if (await findUserByUsername(deps.db, input.username)) throw conflict(USERNAME_TAKEN);
+  const passwordHash = await hashPassword(input.password);
+  const id = newId();
+  const now = nowSeconds();
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      await insertUser(trx, { id, username: input.username, password_hash: passwordHash, role: 'default', banned: 0, time_created: now });
+      if (!(await claimInvite(trx, input.invitekey, id, now))) throw badRequest(INVITE_INVALID);
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(USERNAME_TAKEN);
+    throw err;
+  }
+}
+
+export async function apiKeysOf(deps: Deps, userId: string): Promise<{ _id: string; key: string }[]> {
+  return (await listApiKeys(deps.db, userId)).map((k) => ({ _id: k.id, key: k.key }));
+}
+
+export async function generateApiKey(deps: Deps, userId: string): Promise<{ _id: string; key: string }> {
+  // Not locked: two concurrent requests may end one key over the cap, which harms nobody.
+  if ((await countApiKeys(deps.db, userId)) >= MAX_API_KEYS) {
+    throw conflict(`You can have at most ${MAX_API_KEYS} API keys. Revoke one first.`);
+  }
+  const key = { id: newId(), key: API_KEY_PREFIX + newSecret(24) };
+  await insertApiKey(deps.db, { ...key, user_id: userId, created_at: nowSeconds() });
+  return { _id: key.id, key: key.key };
+}
+
+export async function revokeApiKey(deps: Deps, userId: string, keyOrId: string): Promise<void> {
+  if ((await deleteOwnApiKey(deps.db, userId, keyOrId)) === 0) throw notFound('API key not found.');
+}

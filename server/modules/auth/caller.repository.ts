@@ -1,0 +1,70 @@
+import type { Database } from '../../db/index.ts';
+import { newId, newSecret, nowSeconds, sha256Hex } from '../../lib/ids.ts';
+
+export interface Caller {
+  id: string;
+  username: string;
+  role: 'default' | 'trusted' | 'mod' | 'admin';
+  banned: boolean;
+  /** How the caller proved who they are: API keys open fewer doors (design §6). */
+  via: 'session' | 'apikey';
+  sessionId: string | null;
+}
+
+const userColumns = ['users.id', 'users.username', 'users.role', 'users.banned'] as const;
+
+export async function findCallerBySessionToken(db: Database, token: string): Promise<Caller | null> {
+  const row = await db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([...userColumns, 'sessions.id as session_id'])
+    .where('sessions.token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row) return null;
+  return { id: row.id, username: row.username, role: row.role as Caller['role'], banned: row.banned === 1, via: 'session', sessionId: row.session_id };
+}
+
+export async function findCallerByApiKey(db: Database, key: string): Promise<Caller | null> {
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .select(userColumns)
+    .where('api_keys.key', '=', key)
+    .executeTakeFirst();
+  if (!row) return null;
+  return { id: row.id, username: row.username, role: row.role as Caller['role'], banned: row.banned === 1, via: 'apikey', sessionId: null };
+}
+
+/** Creates a session and returns its token; only the token's hash is stored. */
+export async function createSession(db: Database, userId: string): Promise<string> {
+  const token = newSecret(32);
+  const now = nowSeconds();
+  await db
+    .insertInto('sessions')
+    .values({ id: newId(), user_id: userId, token_hash: sha256Hex(token), created_at: now, last_used_at: now })
+    .execute();
+  return token;
+}
+
+export async function revokeSession(db: Database, sessionId: string): Promise<void> {
+  await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
+}
+
+/** Ends every session of a user, but `keep` (a password change keeps the caller signed in). */
+export async function revokeUserSessions(db: Database, userId: string, keep: string | null = null): Promise<void> {
+  let q = db.deleteFrom('sessions').where('user_id', '=', userId);
+  if (keep) q = q.where('id', '!=', keep);
+  await q.execute();
+}
+
+/** API keys carry a prefix so a credential is routed to the right table with one lookup. */
+export const API_KEY_PREFIX = 'stash_';
+
+/** Every credential we issue is base64url (API keys behind their prefix); nothing else can match. */
+const CREDENTIAL_SHAPE = /^[A-Za-z0-9_-]{1,512}$/;
+
+export async function findCaller(db: Database, credential: string): Promise<Caller | null> {
+  // Anything else never reaches a query: PostgreSQL answers a NUL in text with an error (a 500).
+  if (!CREDENTIAL_SHAPE.test(credential)) return null;
+  return credential.startsWith(API_KEY_PREFIX) ? findCallerByApiKey(db, credential) : findCallerBySessionToken(db, credential);
+}

@@ -1,0 +1,90 @@
+import crypto from 'node:crypto';
+import { fileTypeFromBuffer } from 'file-type';
+import { imageSize } from 'image-size';
+
+/** How much of a file's head is read to tell its type and image size (never the whole file). */
+export const HEAD_BYTES = 256 * 1024;
+
+export interface FileKind {
+  mime: string;
+  ext: string;
+  width: number | null;
+  height: number | null;
+}
+
+/**
+ * Design §7: the type comes from the bytes, never from the name or the client's claim. Bytes
+ * file-type does not know are text/plain when they read as UTF-8 text (so HTML, SVG or script
+ * disguised under any name end up as plain text), application/octet-stream otherwise.
+ */
+export async function detectKind(head: Buffer, totalSize: number): Promise<FileKind> {
+  const found = await fileTypeFromBuffer(head);
+  let mime: string;
+  let ext: string;
+  if (found) {
+    mime = found.mime;
+    ext = found.ext;
+  } else if (looksLikeText(head, totalSize)) {
+    mime = 'text/plain';
+    ext = 'txt';
+  } else {
+    mime = 'application/octet-stream';
+    ext = 'bin';
+  }
+  let width: number | null = null;
+  let height: number | null = null;
+  if (mime.startsWith('image/')) {
+    try {
+      const dim = imageSize(head);
+      width = dim.width ?? null;
+      height = dim.height ?? null;
+    } catch {
+      // Some formats keep their size past the head; the spec allows null (spec §3).
+    }
+  }
+  return { mime, ext, width, height };
+}
+
+function looksLikeText(head: Buffer, totalSize: number): boolean {
+  if (totalSize === 0) return true;
+  if (head.includes(0)) return false;
+  // The head may end inside a multi-byte character: drop up to 3 trailing bytes before checking.
+  const complete = head.length < totalSize ? trimPartialUtf8(head) : head;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(complete);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function trimPartialUtf8(buf: Buffer): Buffer {
+  for (let back = 1; back <= 3 && back <= buf.length; back++) {
+    const byte = buf[buf.length - back] as number;
+    if ((byte & 0xc0) === 0xc0) return buf.subarray(0, buf.length - back);
+    if ((byte & 0x80) === 0) break;
+  }
+  return buf;
+}
+
+/** Design §7 allowed list: exact entries and `type/*` wildcards. An empty list allows nothing. */
+export function isAllowed(mime: string, allowed: readonly string[]): boolean {
+  const [type] = mime.split('/');
+  return allowed.some((entry) => entry === mime || entry === `${type}/*`);
+}
+
+/** 10 url-safe random characters: 60 bits, enough to make names unguessable (design §7). */
+export function newActualName(ext: string): string {
+  const id = crypto.randomBytes(8).toString('base64url').slice(0, 10);
+  return `${id}.${ext}`;
+}
+
+export const ACTUAL_NAME_PATTERN = /^[A-Za-z0-9_-]{10}\.[A-Za-z0-9]{1,12}$/;
+
+/** Keeps a display name safe to store and echo: no path parts, no control characters. */
+export function cleanOriginalName(raw: string | undefined | null): string {
+  const last = (raw ?? '').split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
+  const cleaned = last.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'file' : cleaned;
+}

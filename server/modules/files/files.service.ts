@@ -1,0 +1,66 @@
+import type { FileRecord, FileSort } from '../../../contract/files.ts';
+import type { Deps } from '../../deps.ts';
+import { notFound } from '../../http/errors.ts';
+import type { Caller } from '../auth/caller.repository.ts';
+import { ACTUAL_NAME_PATTERN } from './file-kind.ts';
+import { toFileRecord } from './file-record.ts';
+import { deleteFileRow, findFileByActualName, listFiles, siteTotals, userTotals, type FileQuery } from './files.repository.ts';
+
+/** Spec §9: file lists show 6 per page unless asked otherwise. */
+export const DEFAULT_PAGE_SIZE = 6;
+
+export interface ListInput {
+  page?: number;
+  pageSize?: number;
+  sort?: FileSort;
+}
+
+export async function listFilePage(
+  deps: Deps,
+  input: ListInput,
+  filters: Omit<FileQuery, 'sort' | 'page' | 'pageSize'>,
+): Promise<{ success: true; files: FileRecord[]; totalImages: number }> {
+  const { rows, total } = await listFiles(deps.db, {
+    ...filters,
+    sort: input.sort ?? 'newest',
+    page: input.page ?? 1,
+    pageSize: input.pageSize ?? DEFAULT_PAGE_SIZE,
+  });
+  return { success: true, files: rows.map((r) => toFileRecord(r, r.username, deps.config.urls.files)), totalImages: total };
+}
+
+/**
+ * `filePath` may be a share URL or a bare name: only its last path segment counts, and only as
+ * a lookup key for actual_name, never as a path on disk (issue 3).
+ */
+export function actualNameOf(filePath: string): string | null {
+  const withoutQuery = filePath.split(/[?#]/)[0] ?? '';
+  const last = withoutQuery.split(/[\\/]/).pop() ?? '';
+  return ACTUAL_NAME_PATTERN.test(last) ? last : null;
+}
+
+/** Deletes a file the caller owns, or any file when `anyOwner` (staff, design §6). */
+export async function deleteFile(deps: Deps, caller: Caller, filePath: string, anyOwner: boolean): Promise<void> {
+  const name = actualNameOf(filePath);
+  const row = name ? await findFileByActualName(deps.db, name) : undefined;
+  // Someone else's file answers exactly like a missing one: no hint that it exists.
+  if (!row || (!anyOwner && row.user_id !== caller.id)) throw notFound('File not found.');
+  if (await deleteFileRow(deps.db, row.id)) await deps.storage.delete(row.storage_key);
+}
+
+export async function userStats(deps: Deps, caller: Caller) {
+  const totals = await userTotals(deps.db, caller.id);
+  return { totalFilesUploaded: totals.count, totalStorageUsed: totals.size };
+}
+
+export async function siteStats(deps: Deps) {
+  const t = await siteTotals(deps.db);
+  return {
+    totalFilesUploaded: t.all.count,
+    totalStorageUsed: t.all.size,
+    totalUsers: t.users,
+    photos: t.photos,
+    videos: t.videos,
+    others: { count: t.all.count - t.photos.count - t.videos.count, size: t.all.size - t.photos.size - t.videos.size },
+  };
+}

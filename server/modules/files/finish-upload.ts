@@ -1,0 +1,61 @@
+import type { Readable } from 'node:stream';
+import type { UploadDoneResponse } from '../../../contract/files.ts';
+import type { Deps } from '../../deps.ts';
+import { tooLarge, unsupportedType } from '../../http/errors.ts';
+import { newId, nowSeconds } from '../../lib/ids.ts';
+import type { Caller } from '../auth/caller.repository.ts';
+import { HEAD_BYTES, detectKind, isAllowed, newActualName } from './file-kind.ts';
+import { toFileRecord } from './file-record.ts';
+import { insertFile } from './files.repository.ts';
+import type { UploadRow } from './uploads.repository.ts';
+
+/**
+ * Turns an upload whose bytes are all stored into a listed file (design §7): type from the
+ * bytes' head, the allowed list, finalize in place, then the row. The caller has already
+ * claimed (removed) the upload row, so this runs once per upload.
+ */
+export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow, size: number): Promise<UploadDoneResponse> {
+  const key = upload.storage_key;
+  let finalized = false;
+  try {
+    if (size > (await deps.settings.maxFileSizeBytes())) throw tooLarge(await tooLargeMessage(deps));
+    const head = await readAll(deps.storage.readUnfinished(key, 0, Math.min(size, HEAD_BYTES)));
+    const kind = await detectKind(head, size);
+    if (!isAllowed(kind.mime, await deps.settings.mimeTypes())) {
+      throw unsupportedType(`Files of type ${kind.mime} are not allowed on this site.`);
+    }
+    await deps.storage.finalize(key, size);
+    finalized = true;
+    const row = {
+      id: newId(),
+      actual_name: newActualName(kind.ext),
+      original_name: upload.original_name,
+      user_id: caller.id,
+      size,
+      mime_type: kind.mime,
+      width: kind.width,
+      height: kind.height,
+      time_created: nowSeconds(),
+      storage_key: key,
+      sha256: null,
+    };
+    await insertFile(deps.db, row);
+    const file = toFileRecord(row, caller.username, deps.config.urls.files);
+    return { success: true, url: file.url, file };
+  } catch (err) {
+    // Refused or failed: the bytes go too (issue 3: 415 discards them).
+    await (finalized ? deps.storage.delete(key) : deps.storage.discard(key)).catch(() => {});
+    throw err;
+  }
+}
+
+export async function tooLargeMessage(deps: Deps): Promise<string> {
+  const mb = (await deps.settings.get()).max_file_size;
+  return `The file is larger than the maximum of ${mb} MB.`;
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const piece of stream) parts.push(piece as Buffer);
+  return Buffer.concat(parts);
+}

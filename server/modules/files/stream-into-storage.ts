@@ -1,0 +1,58 @@
+import crypto from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Storage } from '../../storage/storage.ts';
+import { PartialWriteError } from '../../storage/storage.ts';
+import type { HttpError } from '../../http/errors.ts';
+
+export interface WriteOutcome {
+  /** Bytes of `source` stored (all of them unless `error` is set). */
+  written: number;
+  /** SHA-256 hex of `seed` plus every byte written; only meaningful when `error` is null. */
+  sha256: string;
+  /** Why the write stopped early: a limit the bytes crossed (an HttpError) or the source failing. */
+  error: unknown;
+}
+
+export interface WriteOptions {
+  /** Called with the running byte count; returning an HttpError stops the write with it. */
+  limit?: (bytesSoFar: number) => HttpError | null;
+  /** Bytes already stored before `offset` that belong to the same hash (a resumed chunk). */
+  seed?: Readable;
+}
+
+/**
+ * Streams `source` into the unfinished object at `offset`, hashing on the way: nothing is held
+ * in memory beyond the stream's own buffers (issue 3: never buffer an 80 MB chunk).
+ */
+export async function streamIntoStorage(storage: Storage, key: string, offset: number, source: Readable, options: WriteOptions = {}): Promise<WriteOutcome> {
+  const hash = crypto.createHash('sha256');
+  if (options.seed) {
+    for await (const piece of options.seed) hash.update(piece as Buffer);
+  }
+  let seen = 0;
+  let stopped: HttpError | null = null;
+  // A generator, not a piped Transform: nothing is read from `source` before storage starts
+  // consuming, so an early limit error can never fire while nobody listens.
+  async function* metered(): AsyncGenerator<Buffer> {
+    for await (const piece of source) {
+      const buf = piece as Buffer;
+      seen += buf.length;
+      stopped = options.limit?.(seen) ?? null;
+      if (stopped) throw stopped;
+      hash.update(buf);
+      yield buf;
+    }
+  }
+  try {
+    const written = await storage.writeAt(key, offset, Readable.from(metered(), { objectMode: false }));
+    if (stopped) return { written, sha256: '', error: stopped };
+    return { written, sha256: hash.digest('hex'), error: null };
+  } catch (err) {
+    if (err instanceof PartialWriteError) return { written: err.bytesWritten, sha256: '', error: stopped ?? meterError(err.cause) };
+    throw err;
+  }
+}
+
+function meterError(cause: unknown): unknown {
+  return cause ?? new Error('write interrupted');
+}

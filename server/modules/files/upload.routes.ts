@@ -1,0 +1,126 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import multipart, { type Multipart } from '@fastify/multipart';
+import { UPLOAD_FIELDS, filesUpload, type UploadChunkResponse, type UploadDoneResponse } from '../../../contract/files.ts';
+import type { Deps } from '../../deps.ts';
+import { badRequest, unauthorized } from '../../http/errors.ts';
+import { authorize, bearerOf, credentialOf, type RouteOptions } from '../../http/route.ts';
+import type { Caller } from '../auth/caller.repository.ts';
+import { cleanOriginalName } from './file-kind.ts';
+import { multipartParts } from './multipart-parts.ts';
+import { parseUploadFields } from './upload-fields.ts';
+import { assertUploadsOpen, dropStaged, finishStaged, receiveChunk, receiveWhole, stageWhole, type Staged } from './upload.service.ts';
+
+const ACCESS: RouteOptions = { access: 'user', apiKey: true };
+
+/**
+ * `files/upload` (spec §7, design §7). Multipart bodies are read part by part and the file part
+ * is streamed straight into storage, never buffered. Text fields normally come first (our
+ * client sends them so); when the file part comes first it is staged whole and placed once the
+ * trailing fields are known — finalized in place for a whole file, copied once for a chunk.
+ * Bytes are only ever written for a known caller: a file part before any credential (no
+ * `Authorization: Bearer`, no `token` field yet) is refused with 401.
+ */
+export async function registerUploadRoute(app: FastifyInstance, deps: Deps): Promise<void> {
+  await app.register(multipart, {
+    // Sizes are bounded by our own byte counting (max_file_size is a live setting), the rest here.
+    limits: { fieldNameSize: 64, fieldSize: 4096, fields: 16, files: 1, parts: 20, headerPairs: 100, fileSize: Number.MAX_SAFE_INTEGER },
+    throwFileSizeLimit: false,
+  });
+
+  app.post(
+    filesUpload.path,
+    {
+      // Design §5: 401/403/503 before anything is read from the body.
+      preValidation: async (request) => {
+        const bearer = bearerOf(request);
+        if (bearer) request.caller = await authorize(deps, bearer, ACCESS);
+      },
+    },
+    async (request, reply) => {
+      try {
+        const answer = await handleUpload(deps, request);
+        // Parts after a placed file were left unread (see handleUpload): don't read the rest.
+        if (!request.raw.complete) void reply.header('connection', 'close');
+        return answer;
+      } catch (err) {
+        // Refused midway through a body: close the connection instead of reading the rest of it.
+        if (!request.raw.complete) void reply.header('connection', 'close');
+        throw err;
+      }
+    },
+  );
+}
+
+async function handleUpload(deps: Deps, request: FastifyRequest): Promise<UploadChunkResponse | UploadDoneResponse> {
+  if (!request.isMultipart()) {
+    // Design §5: a missing credential is a 401 even when the body is wrong too.
+    if (!request.caller) await authorize(deps, credentialOf(request), ACCESS);
+    throw badRequest('files/upload takes multipart/form-data with the chunk in a part named "file".');
+  }
+  const fields = new Map<string, string>();
+  let result: UploadChunkResponse | UploadDoneResponse | null = null;
+  let staged: Staged | null = null;
+  let caller: Caller | null = request.caller;
+  try {
+    const parts = multipartParts(request);
+    for (;;) {
+      let next: IteratorResult<Multipart>;
+      try {
+        next = await parts.next();
+      } catch (err) {
+        // Once the file is stored and listed, garbage after it (a second file part, a part over
+        // the limit, a cut-off tail) changes nothing, so the answer is the stored file rather
+        // than an error for a file that exists — as with trailing fields below.
+        if (result) break;
+        throw err;
+      }
+      if (next.done) break;
+      const part = next.value;
+      if (part.type === 'field') {
+        // Fields after a file that was already placed change nothing; refusing them now would
+        // report a failure for a file that is stored.
+        if (result) continue;
+        if (fields.has(part.fieldname)) throw badRequest(`Field '${part.fieldname}' is sent twice.`);
+        fields.set(part.fieldname, String(part.value));
+        continue;
+      }
+      if (part.fieldname !== UPLOAD_FIELDS.file) throw badRequest(`The file part must be named '${UPLOAD_FIELDS.file}'.`);
+      if (!caller) {
+        const token = fields.get(UPLOAD_FIELDS.token);
+        if (!token) throw unauthorized('Send the token field before the file part, or use an Authorization: Bearer header.');
+        request.caller = await authorize(deps, token, ACCESS);
+        caller = request.caller;
+      }
+      if (!caller) throw unauthorized();
+      await assertUploadsOpen(deps);
+      const parsed = parseUploadFields(fields);
+      const name = cleanOriginalName(parsed.originalname ?? part.filename);
+      if (parsed.chunk) {
+        result = await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name, part.file);
+      } else if (parsed.originalname !== null) {
+        result = await receiveWhole(deps, caller, name, part.file);
+      } else {
+        // Neither chunk fields nor a name yet: they may follow the file part.
+        staged = await stageWhole(deps, caller, name, part.file);
+      }
+    }
+    if (staged && caller) {
+      const parsed = parseUploadFields(fields);
+      const name = parsed.originalname !== null ? cleanOriginalName(parsed.originalname) : undefined;
+      if (!parsed.chunk) {
+        const done = await finishStaged(deps, caller, staged, name);
+        staged = null;
+        return done;
+      }
+      const copy = deps.storage.readUnfinished(staged.upload.storage_key, 0, staged.size);
+      return await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name ?? staged.upload.original_name, copy);
+    }
+  } finally {
+    if (staged) await dropStaged(deps, staged);
+  }
+  if (!result) {
+    if (!caller) await authorize(deps, fields.get(UPLOAD_FIELDS.token) ?? null, ACCESS);
+    throw badRequest(`Missing the file part '${UPLOAD_FIELDS.file}'.`);
+  }
+  return result;
+}

@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import type { Database, Dialect } from '../../db/index.ts';
+import { containsInsensitive } from '../../db/index.ts';
+
+export interface UserRow {
+  id: string;
+  username: string;
+  password_hash: string;
+  role: string;
+  banned: number;
+  time_created: number;
+}
+
+const columns = ['id', 'username', 'password_hash', 'role', 'banned', 'time_created'] as const;
+
+export function findUserById(db: Database, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').select(columns).where('id', '=', id).executeTakeFirst();
+}
+
+/** Usernames are unique without regard to case (design §6), so lookups go through the lower-cased copy. */
+export function findUserByUsername(db: Database, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').select(columns).where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
+}
+
+export async function insertUser(db: Database, user: UserRow): Promise<void> {
+  await db
+    .insertInto('users')
+    .values({ ...user, username_lower: user.username.toLowerCase() })
+    .execute();
+}
+
+export async function updateUsername(db: Database, id: string, username: string): Promise<number> {
+  const res = await db
+    .updateTable('users')
+    .set({ username, username_lower: username.toLowerCase() })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+export async function updatePasswordHash(db: Database, id: string, passwordHash: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+export async function updateRole(db: Database, id: string, role: string): Promise<void> {
+  await db.updateTable('users').set({ role }).where('id', '=', id).execute();
+}
+
+export async function setBanned(db: Database, id: string, banned: boolean): Promise<void> {
+  await db.updateTable('users').set({ banned: banned ? 1 : 0 }).where('id', '=', id).execute();
+}
+
+export async function deleteUser(db: Database, id: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', id).execute();
+}
+
+/** Storage keys of everything a user holds: listed files and unfinished uploads. */
+export async function storageKeysOfUser(db: Database, id: string): Promise<{ files: string[]; uploads: string[] }> {
+  const files = await db.selectFrom('files').select('storage_key').where('user_id', '=', id).execute();
+  const uploads = await db.selectFrom('uploads').select('storage_key').where('user_id', '=', id).execute();
+  return { files: files.map((f) => f.storage_key), uploads: uploads.map((u) => u.storage_key) };
+}
+
+/**
+ * Serialises writers that act for one user inside a transaction (the weekly invite count).
+ * SQLite already runs one transaction at a time; PostgreSQL needs the row lock.
+ */
+export async function lockUser(trx: Database, dialect: Dialect, id: string): Promise<void> {
+  const q = trx.selectFrom('users').select('id').where('id', '=', id);
+  await (dialect === 'postgres' ? q.forUpdate() : q).execute();
+}
+
+export interface UserListQuery {
+  query: string;
+  roleFilter: '' | 'default' | 'trusted' | 'mod';
+  showBannedOnly: boolean;
+  sortBy: 'time_created_desc' | 'time_created_asc' | 'role';
+  offset: number;
+  limit: number;
+}
+
+// Design §9: role order is admin, mod, trusted, default.
+const roleRank = sql<number>`case users.role when 'admin' then 0 when 'mod' then 1 when 'trusted' then 2 else 3 end`;
+
+export async function listUsers(db: Database, q: UserListQuery): Promise<{ rows: Omit<UserRow, 'password_hash'>[]; total: number }> {
+  let base = db.selectFrom('users');
+  if (q.query !== '') base = base.where(containsInsensitive(sql.ref('users.username'), q.query));
+  if (q.roleFilter !== '') base = base.where('users.role', '=', q.roleFilter);
+  if (q.showBannedOnly) base = base.where('users.banned', '=', 1);
+  const countRow = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  let rows = base.select(['users.id', 'users.username', 'users.role', 'users.banned', 'users.time_created']);
+  if (q.sortBy === 'role') rows = rows.orderBy(roleRank).orderBy('users.username_lower');
+  else rows = rows.orderBy('users.time_created', q.sortBy === 'time_created_asc' ? 'asc' : 'desc');
+  // The id breaks ties so a page boundary never shows a user twice or skips one.
+  rows = rows.orderBy('users.id').limit(q.limit).offset(q.offset);
+  return { rows: await rows.execute(), total: Number(countRow.n) };
+}
+
+/** A unique constraint said no (SQLite and PostgreSQL name it differently). */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

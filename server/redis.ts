@@ -1,0 +1,56 @@
+import { Redis } from 'ioredis';
+
+/**
+ * The Redis connection behind the shared rate-limit counters (design §6 at scale).
+ *
+ * Options follow @fastify/rate-limit's advice for ioredis: ioredis's defaults (a 10 s connect
+ * timeout, 20 retries per command, an unbounded offline queue) would hold every request for
+ * seconds while Redis is away. Here a command fails at once when the connection is down and
+ * within `commandTimeout` when Redis hangs; the rate limiter then lets the request through
+ * (`skipOnError` in app.ts). ioredis keeps reconnecting in the background, so the limits come
+ * back by themselves.
+ */
+export async function connectRedis(url: string, log: (message: string) => void): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 500,
+    commandTimeout: 1000,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    // Retry quickly at first, then every 5 s: an outage costs no request time either way.
+    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+  });
+
+  // One line per outage, not one per failed reconnect or request.
+  let down = false;
+  redis.on('error', (err: Error) => {
+    if (down) return;
+    down = true;
+    log(`Redis unreachable (${err.message}): rate limits are not enforced until it is back`);
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    log('Redis reachable again: rate limits are enforced');
+  });
+
+  try {
+    await redis.connect();
+  } catch {
+    // Already logged by the error handler; the process starts anyway (fail open).
+  }
+  return redis;
+}
+
+/** Closes politely when connected, else drops the reconnect loop so the process can exit. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') {
+    try {
+      await redis.quit();
+      return;
+    } catch {
+      // Fall through: the connection went away while quitting.
+    }
+  }
+  redis.disconnect();
+}

@@ -1,0 +1,42 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * Where file bytes live (style habit 5: handed in, never global). An object is first
+ * "unfinished" — written piecewise at byte offsets while chunks arrive in any order — then
+ * finalized into a stored object in place, with no second pass over its bytes. On S3 an
+ * unfinished object is a multipart upload and each 80 MB chunk is one part (offset / chunk
+ * size = part number); a part cannot be appended to, so an S3 driver keeps a chunk cut off
+ * midway as a staging object and uploads the part once the chunk is whole. finalize() is
+ * CompleteMultipartUpload; `size` lets local disk trim and S3 check.
+ */
+export interface Storage {
+  /**
+   * Writes `source` into the unfinished object `key` starting at byte `offset`.
+   * Resolves with the number of bytes written; when `source` fails midway, the bytes that
+   * arrived stay written and the error carries their count as `bytesWritten`.
+   */
+  writeAt(key: string, offset: number, source: Readable): Promise<number>;
+  /** Reads back `[start, end)` of an unfinished object (to re-hash a chunk resumed midway). */
+  readUnfinished(key: string, start: number, end: number): Readable;
+  /** Makes the unfinished object `key` a stored object of `size` bytes. */
+  finalize(key: string, size: number): Promise<void>;
+  /** Drops an unfinished object and reclaims its bytes. Missing keys are fine. */
+  discard(key: string): Promise<void>;
+  /** Streams a stored object, or `[start, end]` of it (inclusive, as HTTP ranges are). */
+  read(key: string, range?: { start: number; end: number }): Readable;
+  stat(key: string): Promise<{ size: number } | null>;
+  /** Deletes a stored object. Missing keys are fine. */
+  delete(key: string): Promise<void>;
+  /** Whether the store answers (for /healthz). */
+  ping(): Promise<boolean>;
+}
+
+export class PartialWriteError extends Error {
+  constructor(
+    readonly bytesWritten: number,
+    override readonly cause: unknown,
+  ) {
+    super(`write interrupted after ${bytesWritten} bytes`);
+    this.name = 'PartialWriteError';
+  }
+}

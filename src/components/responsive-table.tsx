@@ -1,0 +1,49 @@
+import type { ReactNode } from 'react';
+import './responsive-table.css';
+
+export interface Column<T> {
+  key: string;
+  header: string;
+  render: (row: T) => ReactNode;
+}
+
+interface Props<T> {
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  empty?: string;
+  caption?: string;
+}
+
+/**
+ * A real table on wide screens; under 600 px each row becomes a card whose cells carry their
+ * header as a label (responsive-table.css), so nothing scrolls sideways at 360 px (issue 4).
+ */
+export function ResponsiveTable<T>({ columns, rows, rowKey, empty = 'Nothing to show.', caption }: Props<T>) {
+  if (rows.length === 0) return <p className="table-empty">{empty}</p>;
+  return (
+    <table className="rtable">
+      {caption && <caption className="visually-hidden">{caption}</caption>}
+      <thead>
+        <tr>
+          {columns.map((c) => (
+            <th key={c.key} scope="col">
+              {c.header}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr key={rowKey(row)}>
+            {columns.map((c) => (
+              <td key={c.key} data-label={c.header}>
+                {c.render(row)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

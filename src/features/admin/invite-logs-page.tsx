@@ -1,0 +1,127 @@
+import { useCallback, useEffect, useState } from 'react';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { formatDate } from '../../lib/format.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { Pagination } from '../../components/pagination.tsx';
+import { ResponsiveTable } from '../../components/responsive-table.tsx';
+import { useConfirm } from '../../components/confirm-dialog.tsx';
+import type { adminInviteLogs, adminRemoveInvite } from '../../../contract/admin.ts';
+import { ErrorBanner } from './error-banner.tsx';
+import { InviteCreateForm } from './invite-create-form.tsx';
+import { useDebounced } from './use-debounced.ts';
+import { useLoader } from './use-loader.ts';
+import { GENERAL_FAILURE, INVITES_PAGE_SIZE, type InviteRow } from './admin-types.ts';
+
+type Claimed = 'all' | 'claimed' | 'unclaimed';
+
+/** /admin/invitelogs (spec §2): filters, 8 per page, create and remove. */
+export function InviteLogsPage() {
+  const confirm = useConfirm();
+  const [text, setText] = useState({ inviteKey: '', createdBy: '', claimedBy: '' });
+  const [claimedFilter, setClaimedFilter] = useState<Claimed>('all');
+  const [page, setPage] = useState(1);
+  const settled = useDebounced(text);
+
+  const load = useCallback(
+    () =>
+      call<typeof adminInviteLogs>('/api/v1/admin/get/invitelogs', {
+        page,
+        limit: INVITES_PAGE_SIZE,
+        filters: { ...settled, claimedFilter },
+      }),
+    [page, settled, claimedFilter],
+  );
+  const { data, error, reload } = useLoader(load);
+  const totalPages = data?.totalPages ?? 0;
+
+  useEffect(() => {
+    if (totalPages > 0 && page > totalPages) setPage(totalPages);
+  }, [page, totalPages]);
+
+  const setFilter = (name: keyof typeof text, value: string) => {
+    setText((t) => ({ ...t, [name]: value }));
+    setPage(1);
+  };
+
+  const remove = async (invite: InviteRow) => {
+    if (!(await confirm(`Remove the invite key ${invite.inviteKey}?`, { confirmLabel: 'Remove', danger: true }))) return;
+    try {
+      await call<typeof adminRemoveInvite>('/api/v1/admin/set/inviteremove', { inviteKeyId: invite._id });
+      notifySuccess('Invite key removed.', { short: true });
+    } catch (err) {
+      notifyError(errorMessage(err, GENERAL_FAILURE));
+    }
+    reload();
+  };
+
+  return (
+    <section className="admin-page" aria-labelledby="admin-invites-title">
+      <h1 id="admin-invites-title">Invite Logs</h1>
+      <InviteCreateForm onCreated={reload} />
+      <form className="admin-filters" role="search" aria-label="Filter invites" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>Invite key</span>
+          <input className="input" type="search" value={text.inviteKey} onChange={(e) => setFilter('inviteKey', e.target.value)} />
+        </label>
+        <label>
+          <span>Created by</span>
+          <input className="input" type="search" value={text.createdBy} onChange={(e) => setFilter('createdBy', e.target.value)} />
+        </label>
+        <label>
+          <span>Claimed by</span>
+          <input className="input" type="search" value={text.claimedBy} onChange={(e) => setFilter('claimedBy', e.target.value)} />
+        </label>
+        <label>
+          <span>State</span>
+          <select
+            className="input"
+            value={claimedFilter}
+            onChange={(e) => {
+              setClaimedFilter(e.target.value as Claimed);
+              setPage(1);
+            }}
+          >
+            <option value="all">All</option>
+            <option value="claimed">Claimed</option>
+            <option value="unclaimed">Unclaimed</option>
+          </select>
+        </label>
+      </form>
+
+      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+
+      {data && (
+        <p className="admin-count" aria-live="polite">
+          {data.total === 1 ? '1 invite' : `${data.total} invites`}
+        </p>
+      )}
+      <ResponsiveTable<InviteRow>
+        rows={data?.invites ?? []}
+        caption="Invite keys"
+        rowKey={(i) => i._id}
+        empty={data ? 'No invites match these filters.' : 'Loading…'}
+        columns={[
+          { key: 'key', header: 'Invite key', render: (i) => <code className="admin-break">{i.inviteKey}</code> },
+          { key: 'createdBy', header: 'Created by', render: (i) => i.createdBy ?? '—' },
+          {
+            key: 'claimed',
+            header: 'State',
+            render: (i) => <span className={i.claimed ? 'badge' : 'badge badge-success'}>{i.claimed ? 'Claimed' : 'Unclaimed'}</span>,
+          },
+          { key: 'claimedBy', header: 'Claimed by', render: (i) => i.claimedBy ?? '—' },
+          { key: 'createdAt', header: 'Created', render: (i) => formatDate(i.createdAt) },
+          {
+            key: 'actions',
+            header: 'Actions',
+            render: (i) => (
+              <button type="button" className="btn btn-small btn-danger" onClick={() => void remove(i)} aria-label={`Remove invite ${i.inviteKey}`}>
+                Remove
+              </button>
+            ),
+          },
+        ]}
+      />
+      {totalPages > 1 && <Pagination page={page} totalPages={totalPages} onPageChange={setPage} />}
+    </section>
+  );
+}

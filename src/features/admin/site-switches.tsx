@@ -1,0 +1,66 @@
+import { useCallback, useState } from 'react';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import type { adminUpdateSettings } from '../../../contract/admin.ts';
+import type { utilsSettings } from '../../../contract/utils.ts';
+import { ErrorBanner } from './error-banner.tsx';
+import { useLoader } from './use-loader.ts';
+import { GENERAL_FAILURE } from './admin-types.ts';
+
+type SettingName = 'allow_uploading' | 'maintenance_mode';
+
+const SWITCHES: { name: SettingName; label: string; hint: string }[] = [
+  { name: 'allow_uploading', label: 'Allow uploading', hint: 'When off, nobody but admins can upload.' },
+  { name: 'maintenance_mode', label: 'Maintenance mode', hint: 'When on, only admins can use the site.' },
+];
+
+/** The two global switches of spec §4, read with utils/settings and written with admin/update/settings. */
+export function SiteSwitches() {
+  const load = useCallback(() => call<typeof utilsSettings>('/api/v1/utils/settings', {}), []);
+  const { data, error, reload } = useLoader(load);
+  // What the admin just asked for, shown until the server's state is read back.
+  const [pending, setPending] = useState<Partial<Record<SettingName, boolean>>>({});
+
+  const flip = async (name: SettingName, value: boolean) => {
+    setPending((p) => ({ ...p, [name]: value }));
+    try {
+      await call<typeof adminUpdateSettings>('/api/v1/admin/update/settings', { setting: name, value });
+      notifySuccess(`${SWITCHES.find((s) => s.name === name)?.label ?? name} is now ${value ? 'on' : 'off'}.`, { short: true });
+    } catch (err) {
+      notifyError(errorMessage(err, GENERAL_FAILURE));
+    }
+    setPending((p) => {
+      const next = { ...p };
+      delete next[name];
+      return next;
+    });
+    reload();
+  };
+
+  return (
+    <section className="card admin-section" aria-labelledby="switches-title">
+      <h2 id="switches-title">Switches</h2>
+      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      {SWITCHES.map((s) => {
+        const checked = pending[s.name] ?? data?.settings[s.name] ?? false;
+        return (
+          <label key={s.name} className="admin-switch">
+            <input
+              type="checkbox"
+              role="switch"
+              checked={checked}
+              aria-checked={checked}
+              disabled={!data || pending[s.name] !== undefined}
+              aria-describedby={`${s.name}-hint`}
+              onChange={(e) => void flip(s.name, e.target.checked)}
+            />
+            <span className="admin-switch-label">{s.label}</span>
+            <span id={`${s.name}-hint`} className="admin-hint">
+              {s.hint}
+            </span>
+          </label>
+        );
+      })}
+    </section>
+  );
+}

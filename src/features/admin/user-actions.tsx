@@ -1,0 +1,98 @@
+import { call, errorMessage, ApiError } from '../../lib/api-client.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { useConfirm } from '../../components/confirm-dialog.tsx';
+import type { adminRemoveUser, adminSetBan, adminUpdateRole } from '../../../contract/admin.ts';
+import { ASSIGNABLE_ROLES, GENERAL_FAILURE, type AdminUserRow, type AssignableRole } from './admin-types.ts';
+
+/** Spec §8: the text shown when a ban or unban fails for a reason the server did not explain. */
+export const BAN_FAILURE = 'An internal error has occurred. Please create a support ticket for assistance.';
+
+function isAssignable(role: string): role is AssignableRole {
+  return (ASSIGNABLE_ROLES as readonly string[]).includes(role);
+}
+
+export function RoleSelect({ user, onChanged }: { user: AdminUserRow; onChanged: () => void }) {
+  // An admin's row has no dropdown: admin cannot be picked (spec §4), so the control could
+  // only ever demote, which design §6 refuses for the last admin anyway.
+  if (!isAssignable(user.role)) return <span className="badge">admin</span>;
+  const change = async (newRole: AssignableRole) => {
+    try {
+      await call<typeof adminUpdateRole>('/api/v1/admin/update/role', { userId: user._id, newRole });
+      notifySuccess(`${user.username} is now ${newRole}.`, { short: true });
+    } catch (err) {
+      notifyError(errorMessage(err, GENERAL_FAILURE));
+    }
+    onChanged();
+  };
+  return (
+    <select
+      className="input admin-role-select"
+      aria-label={`Role of ${user.username}`}
+      value={user.role}
+      onChange={(e) => {
+        if (isAssignable(e.target.value)) void change(e.target.value);
+      }}
+    >
+      {ASSIGNABLE_ROLES.map((r) => (
+        <option key={r} value={r}>
+          {r}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+interface ActionsProps {
+  user: AdminUserRow;
+  isSelf: boolean;
+  onChanged: () => void;
+  onEdit: (kind: 'rename' | 'password') => void;
+}
+
+export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
+  const confirm = useConfirm();
+  const verb = user.banned ? 'unban' : 'ban';
+
+  const toggleBan = async () => {
+    // Spec §4: the confirm text says ban or unban.
+    if (!(await confirm(`Are you sure you want to ${verb} ${user.username}?`, { confirmLabel: user.banned ? 'Unban' : 'Ban', danger: !user.banned }))) return;
+    try {
+      const res = await call<typeof adminSetBan>('/api/v1/admin/set/ban', { userId: user._id });
+      notifySuccess(res.banned ? `${user.username} has been banned.` : `${user.username} has been unbanned.`);
+    } catch (err) {
+      // A refusal the server explains (e.g. banning yourself, 403) is worth reading; anything
+      // else gets the spec §8 text.
+      const explained = err instanceof ApiError && err.fromServer && err.status >= 400 && err.status < 500;
+      notifyError(explained ? err.message : BAN_FAILURE);
+    }
+    onChanged();
+  };
+
+  const remove = async () => {
+    if (!(await confirm(`Delete the account ${user.username}? This cannot be undone.`, { confirmLabel: 'Delete', danger: true }))) return;
+    try {
+      await call<typeof adminRemoveUser>('/api/v1/admin/set/remove', { userId: user._id });
+      notifySuccess(`${user.username} has been deleted.`);
+    } catch (err) {
+      notifyError(errorMessage(err, GENERAL_FAILURE));
+    }
+    onChanged();
+  };
+
+  return (
+    <div className="admin-actions">
+      <button type="button" className="btn btn-small" onClick={() => void toggleBan()} disabled={isSelf} aria-label={`${user.banned ? 'Unban' : 'Ban'} ${user.username}`}>
+        {user.banned ? 'Unban' : 'Ban'}
+      </button>
+      <button type="button" className="btn btn-small" onClick={() => onEdit('rename')} aria-label={`Rename ${user.username}`}>
+        Rename
+      </button>
+      <button type="button" className="btn btn-small" onClick={() => onEdit('password')} aria-label={`Reset password of ${user.username}`}>
+        Reset password
+      </button>
+      <button type="button" className="btn btn-small btn-danger" onClick={() => void remove()} disabled={isSelf} aria-label={`Delete ${user.username}`}>
+        Delete
+      </button>
+    </div>
+  );
+}

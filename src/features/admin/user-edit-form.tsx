@@ -1,0 +1,84 @@
+import { useState, type FormEvent } from 'react';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import type { adminUpdatePassword, adminUpdateUsername } from '../../../contract/admin.ts';
+import { GENERAL_FAILURE, type AdminUserRow } from './admin-types.ts';
+
+// Design §6: the same rules the server applies, checked first so a typo costs no round trip.
+const USERNAME_RULE = /^[A-Za-z0-9_.-]{3,32}$/;
+
+interface Props {
+  user: AdminUserRow;
+  kind: 'rename' | 'password';
+  onDone: (changed: boolean) => void;
+}
+
+/** Rename or reset the password of one user, shown above the table while open. */
+export function UserEditForm({ user, kind, onDone }: Props) {
+  const [value, setValue] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const rename = kind === 'rename';
+  const inputId = `admin-edit-${kind}`;
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (rename && !USERNAME_RULE.test(value)) {
+      setProblem('Usernames are 3 to 32 letters, digits, _, . or -.');
+      return;
+    }
+    if (!rename && (value.length < 8 || value.length > 256)) {
+      setProblem('Passwords are 8 to 256 characters.');
+      return;
+    }
+    setBusy(true);
+    try {
+      if (rename) {
+        await call<typeof adminUpdateUsername>('/api/v1/admin/update/username', { targetUserId: user._id, newUsername: value });
+        notifySuccess(`${user.username} is now ${value}.`);
+      } else {
+        await call<typeof adminUpdatePassword>('/api/v1/admin/update/userpass', { userId: user._id, newPassword: value });
+        notifySuccess(`The password of ${user.username} has been reset.`);
+      }
+      onDone(true);
+    } catch (err) {
+      setBusy(false);
+      setProblem(errorMessage(err, GENERAL_FAILURE));
+      notifyError(errorMessage(err, GENERAL_FAILURE));
+    }
+  };
+
+  return (
+    <form className="card admin-edit" onSubmit={(e) => void submit(e)} aria-label={rename ? `Rename ${user.username}` : `Reset password of ${user.username}`}>
+      <label htmlFor={inputId}>{rename ? `New username for ${user.username}` : `New password for ${user.username}`}</label>
+      <input
+        id={inputId}
+        className="input"
+        type={rename ? 'text' : 'password'}
+        autoComplete={rename ? 'off' : 'new-password'}
+        value={value}
+        onChange={(e) => {
+          setValue(e.target.value);
+          setProblem(null);
+        }}
+        aria-invalid={problem ? true : undefined}
+        aria-describedby={problem ? `${inputId}-problem` : undefined}
+        required
+        autoFocus
+      />
+      {problem && (
+        <p id={`${inputId}-problem`} className="admin-field-error" role="alert">
+          {problem}
+        </p>
+      )}
+      <div className="admin-actions">
+        <button type="submit" className="btn btn-primary" disabled={busy}>
+          {rename ? 'Rename' : 'Reset password'}
+        </button>
+        <button type="button" className="btn" onClick={() => onDone(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,172 @@
+import { useCallback, useEffect, useState } from 'react';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { formatDate } from '../../lib/format.ts';
+import { useSession } from '../../lib/session.tsx';
+import { Pagination } from '../../components/pagination.tsx';
+import { ResponsiveTable } from '../../components/responsive-table.tsx';
+import type { adminUsers } from '../../../contract/admin.ts';
+import { ErrorBanner } from './error-banner.tsx';
+import { useDebounced } from './use-debounced.ts';
+import { useLoader } from './use-loader.ts';
+import { RoleSelect, UserActions } from './user-actions.tsx';
+import { UserEditForm } from './user-edit-form.tsx';
+import { ASSIGNABLE_ROLES, GENERAL_FAILURE, USERS_PAGE_SIZE, type AdminUserRow } from './admin-types.ts';
+
+type Sort = 'time_created_desc' | 'time_created_asc' | 'role';
+type RoleFilter = '' | (typeof ASSIGNABLE_ROLES)[number];
+
+const SORTS: { value: Sort; label: string }[] = [
+  { value: 'time_created_desc', label: 'Newest first' },
+  { value: 'time_created_asc', label: 'Oldest first' },
+  { value: 'role', label: 'Role' },
+];
+
+/** /admin/users (spec §2): search, sort, role and banned filters, 8 per page, actions per user. */
+export function UsersPage() {
+  const { user: me } = useSession();
+  const [query, setQuery] = useState('');
+  const [sortBy, setSortBy] = useState<Sort>('time_created_desc');
+  const [roleFilter, setRoleFilter] = useState<RoleFilter>('');
+  const [bannedOnly, setBannedOnly] = useState(false);
+  const [page, setPage] = useState(1);
+  const [editing, setEditing] = useState<{ user: AdminUserRow; kind: 'rename' | 'password' } | null>(null);
+  const search = useDebounced(query);
+
+  const load = useCallback(
+    () =>
+      call<typeof adminUsers>('/api/v1/admin/get/users', {
+        page,
+        limit: USERS_PAGE_SIZE,
+        query: search,
+        sortBy,
+        roleFilter,
+        showBannedOnly: bannedOnly,
+      }),
+    [page, search, sortBy, roleFilter, bannedOnly],
+  );
+  const { data, error, reload } = useLoader(load);
+  const totalPages = data?.totalPages ?? 0;
+
+  // Deleting the last user of the last page would leave an empty page behind.
+  useEffect(() => {
+    if (totalPages > 0 && page > totalPages) setPage(totalPages);
+  }, [page, totalPages]);
+
+  const filterChanged = () => setPage(1);
+
+  return (
+    <section className="admin-page" aria-labelledby="admin-users-title">
+      <h1 id="admin-users-title">Users</h1>
+      <form className="admin-filters" role="search" aria-label="Filter users" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          <span>Search</span>
+          <input
+            className="input"
+            type="search"
+            value={query}
+            placeholder="Username"
+            onChange={(e) => {
+              setQuery(e.target.value);
+              filterChanged();
+            }}
+          />
+        </label>
+        <label>
+          <span>Sort</span>
+          <select
+            className="input"
+            value={sortBy}
+            onChange={(e) => {
+              setSortBy(e.target.value as Sort);
+              filterChanged();
+            }}
+          >
+            {SORTS.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>Role</span>
+          <select
+            className="input"
+            value={roleFilter}
+            onChange={(e) => {
+              setRoleFilter(e.target.value as RoleFilter);
+              filterChanged();
+            }}
+          >
+            <option value="">All roles</option>
+            {ASSIGNABLE_ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="admin-check">
+          <input
+            type="checkbox"
+            checked={bannedOnly}
+            onChange={(e) => {
+              setBannedOnly(e.target.checked);
+              filterChanged();
+            }}
+          />
+          <span>Banned only</span>
+        </label>
+      </form>
+
+      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+
+      {editing && (
+        <UserEditForm
+          key={`${editing.user._id}-${editing.kind}`}
+          user={editing.user}
+          kind={editing.kind}
+          onDone={(changed) => {
+            setEditing(null);
+            if (changed) reload();
+          }}
+        />
+      )}
+
+      {data && (
+        <p className="admin-count" aria-live="polite">
+          {data.totalUsers === 1 ? '1 user' : `${data.totalUsers} users`}
+        </p>
+      )}
+      <ResponsiveTable<AdminUserRow>
+        rows={data?.users ?? []}
+        caption="Users"
+        rowKey={(u) => u._id}
+        empty={data ? 'No users match these filters.' : 'Loading…'}
+        columns={[
+          { key: 'username', header: 'Username', render: (u) => u.username },
+          { key: 'role', header: 'Role', render: (u) => <RoleSelect user={u} onChanged={reload} /> },
+          {
+            key: 'status',
+            header: 'Status',
+            render: (u) => <span className={u.banned ? 'badge badge-danger' : 'badge'}>{u.banned ? 'Banned' : 'Active'}</span>,
+          },
+          { key: 'created', header: 'Joined', render: (u) => formatDate(u.time_created) },
+          {
+            key: 'actions',
+            header: 'Actions',
+            render: (u) => (
+              <UserActions
+                user={u}
+                isSelf={me?.username === u.username}
+                onChanged={reload}
+                onEdit={(kind) => setEditing({ user: u, kind })}
+              />
+            ),
+          },
+        ]}
+      />
+      {totalPages > 1 && <Pagination page={page} totalPages={totalPages} onPageChange={setPage} />}
+    </section>
+  );
+}

@@ -1,0 +1,145 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { FileRecord, FileSort, filesDelete, filesUploaded } from '../../../contract/files.ts';
+import { CopyLink } from '../../components/copy-link.tsx';
+import { useConfirm } from '../../components/confirm-dialog.tsx';
+import { Pagination } from '../../components/pagination.tsx';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { shareLink } from '../../lib/clipboard.ts';
+import { PAGE_SIZE_FILES } from '../../lib/constants.ts';
+import { formatBytes, formatDate } from '../../lib/format.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { useRuntimeConfig } from '../../lib/runtime-config.ts';
+import { useDebounced } from '../../lib/use-debounced.ts';
+import { FilePreview } from './file-preview.tsx';
+import './files.css';
+import { Banner } from '../../components/banner.tsx';
+
+export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
+
+const SORTS: { value: NonNullable<FileSort>; label: string }[] = [
+  { value: 'newest', label: 'Newest' },
+  { value: 'oldest', label: 'Oldest' },
+  { value: 'largest', label: 'Largest' },
+  { value: 'smallest', label: 'Smallest' },
+];
+
+/** Spec §2 /uploaded: the user's own files, 6 per page. */
+export function UploadedPage() {
+  const { filesUrl } = useRuntimeConfig();
+  const confirm = useConfirm();
+  const [files, setFiles] = useState<FileRecord[]>([]);
+  const [total, setTotal] = useState(0);
+  const [page, setPage] = useState(1);
+  const [name, setName] = useState('');
+  const [sort, setSort] = useState<NonNullable<FileSort>>('newest');
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState('');
+  const nameFilter = useDebounced(name);
+
+  const load = useCallback(async () => {
+    setLoading(true);
+    try {
+      const res = await call<typeof filesUploaded>('/api/v1/files/uploaded', {
+        page,
+        pageSize: PAGE_SIZE_FILES,
+        filters: { name: nameFilter },
+        sort,
+      });
+      setFiles(res.files);
+      setTotal(res.totalImages);
+      setError('');
+    } catch (err) {
+      setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+    } finally {
+      setLoading(false);
+    }
+  }, [page, nameFilter, sort]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const totalPages = Math.max(1, Math.ceil(total / PAGE_SIZE_FILES));
+
+  async function remove(file: FileRecord) {
+    if (!(await confirm(`Delete ${file.original_name}? This cannot be undone.`, { confirmLabel: 'Delete', danger: true }))) return;
+    try {
+      await call<typeof filesDelete>('/api/v1/files/delete', { filePath: file.url });
+      notifySuccess('File deleted', { short: true });
+      // Deleting the last file of the last page moves back one page instead of showing an empty one.
+      if (files.length === 1 && page > 1) setPage(page - 1);
+      else void load();
+    } catch (err) {
+      notifyError(errorMessage(err, MSG_DELETE_FAILED));
+    }
+  }
+
+  return (
+    <div>
+      <h1 className="page-title">Uploaded Files</h1>
+      <div className="card filters">
+        <div className="field">
+          <label htmlFor="files-name">Filter by name</label>
+          <input
+            id="files-name"
+            className="input"
+            type="search"
+            value={name}
+            onChange={(e) => {
+              setName(e.target.value);
+              setPage(1);
+            }}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="files-sort">Sort</label>
+          <select
+            id="files-sort"
+            className="input"
+            value={sort}
+            onChange={(e) => {
+              setSort(e.target.value as NonNullable<FileSort>);
+              setPage(1);
+            }}
+          >
+            {SORTS.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <Banner kind="error" text={error} />
+      {!loading && !error && files.length === 0 && <p className="hint">{name ? 'No files match this name.' : 'You have not uploaded any files yet.'}</p>}
+      <ul className="file-grid" aria-busy={loading}>
+        {files.map((f) => {
+          const link = shareLink(filesUrl || new URL(f.url).origin, f.url);
+          return (
+            <li key={f.actual_name} className="card file-card">
+              <div className="file-preview">
+                <FilePreview file={f} src={link} />
+              </div>
+              <h2 className="file-name" title={f.original_name}>
+                {f.original_name}
+              </h2>
+              <p className="hint">
+                {formatBytes(f.size)} · {formatDate(f.time_created)}
+              </p>
+              <div className="row">
+                <CopyLink url={link} asButton />
+                <a className="btn btn-small" href={link} target="_blank" rel="noopener noreferrer" aria-label={`Open ${f.original_name}`}>
+                  Open
+                </a>
+                <button type="button" className="btn btn-small btn-danger" onClick={() => void remove(f)} aria-label={`Delete ${f.original_name}`}>
+                  Delete
+                </button>
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+      <Pagination page={page} totalPages={totalPages} onPageChange={setPage} />
+    </div>
+  );
+}

@@ -1,0 +1,132 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { Invite } from '../../../contract/common.ts';
+import type { manageInviteRemoval, manageInvites } from '../../../contract/invites.ts';
+import { CopyLink } from '../../components/copy-link.tsx';
+import { useConfirm } from '../../components/confirm-dialog.tsx';
+import { Pagination } from '../../components/pagination.tsx';
+import { ResponsiveTable } from '../../components/responsive-table.tsx';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { PAGE_SIZE_INVITES } from '../../lib/constants.ts';
+import { formatDate } from '../../lib/format.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { useDebounced } from '../../lib/use-debounced.ts';
+import { Banner } from '../../components/banner.tsx';
+
+type Claimed = 'all' | 'claimed' | 'unclaimed';
+
+/** Spec §2 /invites: the invites this user created, 8 per page. */
+export function InvitesPage() {
+  const confirm = useConfirm();
+  const [invites, setInvites] = useState<Invite[]>([]);
+  const [totalPages, setTotalPages] = useState(1);
+  const [page, setPage] = useState(1);
+  const [claimed, setClaimed] = useState<Claimed>('all');
+  const [claimedBy, setClaimedBy] = useState('');
+  const [error, setError] = useState('');
+  const claimedByFilter = useDebounced(claimedBy);
+
+  const load = useCallback(async () => {
+    try {
+      const res = await call<typeof manageInvites>('/api/v1/manage/invites', {
+        page,
+        limit: PAGE_SIZE_INVITES,
+        filters: { claimedFilter: claimed, claimedBy: claimedByFilter },
+      });
+      setInvites(res.invites);
+      setTotalPages(Math.max(1, res.totalPages));
+      setError('');
+    } catch (err) {
+      setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+    }
+  }, [page, claimed, claimedByFilter]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  async function remove(invite: Invite) {
+    if (!(await confirm(`Delete the invite ${invite.inviteKey}?`, { confirmLabel: 'Delete', danger: true }))) return;
+    try {
+      await call<typeof manageInviteRemoval>('/api/v1/manage/inviteremoval', { inviteKeyId: invite._id });
+      notifySuccess('Invite deleted', { short: true });
+      if (invites.length === 1 && page > 1) setPage(page - 1);
+      else void load();
+    } catch (err) {
+      notifyError(errorMessage(err, 'An internal error occurred.'));
+    }
+  }
+
+  return (
+    <div>
+      <h1 className="page-title">Invites Given</h1>
+      <div className="card filters">
+        <div className="field">
+          <label htmlFor="inv-claimed">Status</label>
+          <select
+            id="inv-claimed"
+            className="input"
+            value={claimed}
+            onChange={(e) => {
+              setClaimed(e.target.value as Claimed);
+              setPage(1);
+            }}
+          >
+            <option value="all">All</option>
+            <option value="claimed">Claimed</option>
+            <option value="unclaimed">Unclaimed</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="inv-claimed-by">Claimed by</label>
+          <input
+            id="inv-claimed-by"
+            className="input"
+            type="search"
+            value={claimedBy}
+            onChange={(e) => {
+              setClaimedBy(e.target.value);
+              setPage(1);
+            }}
+          />
+        </div>
+      </div>
+      <Banner kind="error" text={error} />
+      <div className="card">
+        <ResponsiveTable
+          caption="Invites you created"
+          rows={invites}
+          rowKey={(i) => i._id}
+          empty="No invites found."
+          columns={[
+            {
+              key: 'key',
+              header: 'Invite key',
+              render: (i) => (
+                <CopyLink url={i.inviteKey} className="mono">
+                  {i.inviteKey}
+                </CopyLink>
+              ),
+            },
+            {
+              key: 'status',
+              header: 'Status',
+              render: (i) => <span className={`badge ${i.claimed ? 'badge-success' : ''}`}>{i.claimed ? 'Claimed' : 'Unclaimed'}</span>,
+            },
+            { key: 'by', header: 'Claimed by', render: (i) => i.claimedBy ?? '—' },
+            { key: 'created', header: 'Created', render: (i) => formatDate(i.createdAt) },
+            {
+              key: 'actions',
+              header: 'Actions',
+              render: (i) => (
+                <button type="button" className="btn btn-small btn-danger" onClick={() => void remove(i)} aria-label={`Delete invite ${i.inviteKey}`}>
+                  Delete
+                </button>
+              ),
+            },
+          ]}
+        />
+      </div>
+      <Pagination page={page} totalPages={totalPages} onPageChange={setPage} />
+    </div>
+  );
+}

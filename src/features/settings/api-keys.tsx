@@ -1,0 +1,107 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { authApiKeys, authApiKeysGenerate, authApiKeysRevoke } from '../../../contract/auth.ts';
+import type { ResponseOf } from '../../../contract/common.ts';
+import { CopyLink } from '../../components/copy-link.tsx';
+import { useConfirm } from '../../components/confirm-dialog.tsx';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { useRuntimeConfig } from '../../lib/runtime-config.ts';
+import { MSG_NO_API_KEY, buildSharexConfig, downloadSharexConfig, sharexFileName } from './sharex.ts';
+import { Banner } from '../../components/banner.tsx';
+
+type ApiKey = ResponseOf<typeof authApiKeys>['apiKeys'][number];
+
+/** Shows the start and end of a key so keys can be told apart without putting them on screen. */
+function masked(key: string): string {
+  return key.length > 12 ? `${key.slice(0, 8)}…${key.slice(-4)}` : key;
+}
+
+export function ApiKeysSection() {
+  const { apiUrl, siteName } = useRuntimeConfig();
+  const confirm = useConfirm();
+  const [keys, setKeys] = useState<ApiKey[]>([]);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const load = useCallback(async () => {
+    try {
+      const res = await call<typeof authApiKeys>('/api/v1/auth/apikeys', {});
+      setKeys(res.apiKeys);
+      setError('');
+    } catch (err) {
+      setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+    }
+  }, []);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  async function generate() {
+    setBusy(true);
+    try {
+      await call<typeof authApiKeysGenerate>('/api/v1/auth/apikeys/generate', {});
+      notifySuccess('API key generated', { short: true });
+      await load();
+    } catch (err) {
+      notifyError(errorMessage(err, 'An internal error occurred.'));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function revoke(key: ApiKey) {
+    if (!(await confirm(`Revoke the API key ${masked(key.key)}? Tools using it will stop working.`, { confirmLabel: 'Revoke', danger: true }))) return;
+    try {
+      await call<typeof authApiKeysRevoke>('/api/v1/auth/apikeys/revoke', { apiKey: key._id });
+      notifySuccess('API key revoked', { short: true });
+      await load();
+    } catch (err) {
+      notifyError(errorMessage(err, 'An internal error occurred.'));
+    }
+  }
+
+  function download(key: ApiKey | undefined) {
+    if (!key) {
+      notifyError(MSG_NO_API_KEY);
+      return;
+    }
+    downloadSharexConfig(buildSharexConfig(apiUrl, key.key, siteName), sharexFileName(siteName));
+  }
+
+  return (
+    <section className="card" aria-labelledby="apikeys-title">
+      <h2 id="apikeys-title">API keys</h2>
+      <p className="hint">API keys upload files for tools such as ShareX or curl. Treat them like passwords.</p>
+      <Banner kind="error" text={error} />
+      {keys.length === 0 ? (
+        <p className="hint">You have no API keys.</p>
+      ) : (
+        <ul className="key-list">
+          {keys.map((k) => (
+            <li key={k._id} className="row key-row">
+              <code className="key-value">{masked(k.key)}</code>
+              <CopyLink url={k.key} asButton>
+                Copy key
+              </CopyLink>
+              <button type="button" className="btn btn-small" onClick={() => download(k)}>
+                ShareX config
+              </button>
+              <button type="button" className="btn btn-small btn-danger" onClick={() => void revoke(k)}>
+                Revoke
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <div className="row">
+        <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void generate()}>
+          Generate API key
+        </button>
+        <button type="button" className="btn" onClick={() => download(keys[0])}>
+          Download ShareX config
+        </button>
+      </div>
+    </section>
+  );
+}

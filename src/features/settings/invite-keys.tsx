@@ -1,0 +1,69 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { ResponseOf } from '../../../contract/common.ts';
+import type { utilsGenerateInvite, utilsInviteLimit } from '../../../contract/utils.ts';
+import { CopyLink } from '../../components/copy-link.tsx';
+import { call, errorMessage } from '../../lib/api-client.ts';
+import { formatDate } from '../../lib/format.ts';
+import { notifyError, notifySuccess } from '../../lib/notify.ts';
+
+/** Weekly invite keys (design §6: counted since Monday 00:00 UTC; the limit messages are the server's, spec §8). */
+export function InviteKeysSection() {
+  const [limit, setLimit] = useState<ResponseOf<typeof utilsInviteLimit> | null>(null);
+  const [generated, setGenerated] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+
+  const load = useCallback(async () => {
+    try {
+      setLimit(await call<typeof utilsInviteLimit>('/api/v1/utils/invites/invite-limit', {}));
+    } catch (err) {
+      console.error('Could not load the invite limit', err);
+    }
+  }, []);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  async function generate() {
+    setBusy(true);
+    try {
+      const res = await call<typeof utilsGenerateInvite>('/api/v1/utils/invites', {});
+      setGenerated((g) => [res.inviteKey, ...g]);
+      notifySuccess(res.message || 'Invite key generated', { short: true });
+      await load();
+    } catch (err) {
+      notifyError(errorMessage(err, 'An internal error occurred.'));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section className="card" aria-labelledby="invitekeys-title">
+      <h2 id="invitekeys-title">Invite keys</h2>
+      {limit ? (
+        <p>
+          You can generate <strong>{limit.remainingInvites}</strong> more invite {limit.remainingInvites === 1 ? 'key' : 'keys'} this week
+          (of {limit.invitesAllowed}). The count resets on {formatDate(limit.resetsAt)}.
+        </p>
+      ) : (
+        <p className="hint">Loading your weekly invite allowance…</p>
+      )}
+      <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void generate()}>
+        Generate invite key
+      </button>
+      {generated.length > 0 && (
+        <ul className="key-list">
+          {generated.map((k) => (
+            <li key={k} className="row key-row">
+              <code className="key-value">{k}</code>
+              <CopyLink url={k} asButton>
+                Copy
+              </CopyLink>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,88 @@
+import { CopyLink } from '../../components/copy-link.tsx';
+import { shareLink } from '../../lib/clipboard.ts';
+import { formatBytes } from '../../lib/format.ts';
+import { useRuntimeConfig } from '../../lib/runtime-config.ts';
+import type { UploadItem, UploadState, Uploader } from '../../lib/uploader.ts';
+import { percentOf } from './use-uploads.ts';
+
+const STATE_TEXT: Record<UploadState, string> = {
+  waiting: 'Waiting',
+  uploading: 'Uploading',
+  paused: 'Paused',
+  offline: 'Waiting for the connection',
+  failed: 'Failed',
+  done: 'Done',
+};
+
+/** One row per file: a progress bar (spec §4), and at 100 the link that copies on click. */
+export function UploadList({ items, uploader }: { items: UploadItem[]; uploader: Uploader }) {
+  const { filesUrl } = useRuntimeConfig();
+  if (items.length === 0) return null;
+  return (
+    <section className="card" aria-labelledby="queue-title">
+      <div className="row upload-list-head">
+        <h2 id="queue-title">Uploads</h2>
+        {items.some((i) => i.state === 'done') && (
+          <button type="button" className="btn btn-small" onClick={() => void uploader.clearFinished()}>
+            Clear finished
+          </button>
+        )}
+      </div>
+      <ul className="upload-list">
+        {items.map((item) => {
+          const pct = percentOf(item);
+          const link = item.url ? shareLink(filesUrl || new URL(item.url).origin, item.url) : '';
+          return (
+            <li key={item.id} className="upload-item">
+              <div className="upload-item-head">
+                <span className="upload-name">{item.name}</span>
+                <span className="hint">
+                  {formatBytes(item.size)} · {STATE_TEXT[item.state]} · {pct}%
+                  {!item.persistent && item.state !== 'done' ? ' · lost if you leave this page' : ''}
+                </span>
+              </div>
+              <div
+                className="progress"
+                role="progressbar"
+                aria-label={`Upload progress of ${item.name}`}
+                aria-valuemin={0}
+                aria-valuemax={100}
+                aria-valuenow={pct}
+              >
+                <div className="progress-bar" style={{ width: `${pct}%` }} />
+              </div>
+              {item.state === 'failed' && (
+                <p className="field-error" role="alert">
+                  {item.error ?? 'Error uploading file'}
+                </p>
+              )}
+              <div className="row upload-actions">
+                {item.state === 'done' && link && <CopyLink url={link} className="upload-link" />}
+                {(item.state === 'uploading' || item.state === 'waiting') && (
+                  <button type="button" className="btn btn-small" onClick={() => void uploader.pause(item.id)}>
+                    Pause
+                  </button>
+                )}
+                {(item.state === 'paused' || item.state === 'offline') && (
+                  <button type="button" className="btn btn-small" onClick={() => void uploader.resume(item.id)}>
+                    Resume
+                  </button>
+                )}
+                {item.state === 'failed' && (
+                  <button type="button" className="btn btn-small" onClick={() => void uploader.retry(item.id)}>
+                    Retry
+                  </button>
+                )}
+                {item.state !== 'done' && (
+                  <button type="button" className="btn btn-small" onClick={() => void uploader.cancel(item.id)}>
+                    Cancel
+                  </button>
+                )}
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,42 @@
+// The site's /config.json (design §2): read once at start, so one build serves every deployment.
+import type { RuntimeConfig } from '../../contract/site.ts';
+
+export type { RuntimeConfig };
+
+/** Spec §9: 80 MB chunks; used until /config.json says otherwise. */
+const DEFAULTS: RuntimeConfig = {
+  apiUrl: '',
+  filesUrl: '',
+  siteName: 'Stash',
+  communityUrl: null,
+  hcaptchaSiteKey: null,
+  turnstileSiteKey: null,
+  sentryDsn: null,
+  chunkSize: 83_886_080,
+};
+
+let current: RuntimeConfig = DEFAULTS;
+
+export async function loadRuntimeConfig(): Promise<RuntimeConfig> {
+  const res = await fetch('/config.json', { cache: 'no-cache' });
+  if (!res.ok) throw new Error(`Could not load /config.json (HTTP ${res.status})`);
+  setRuntimeConfig((await res.json()) as Partial<RuntimeConfig>);
+  return current;
+}
+
+/** Used by main.tsx after loading and by tests to stand in for a deployment. */
+export function setRuntimeConfig(config: Partial<RuntimeConfig>): void {
+  current = { ...DEFAULTS, ...config };
+}
+
+export function getRuntimeConfig(): RuntimeConfig {
+  return current;
+}
+
+/**
+ * The config never changes after start (main.tsx loads it before the first render), so the hook
+ * needs no state; it exists so components read it the React way and tests can swap it.
+ */
+export function useRuntimeConfig(): RuntimeConfig {
+  return current;
+}

@@ -1,0 +1,125 @@
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useNavigate } from 'react-router-dom';
+import type { authData } from '../../contract/auth.ts';
+import type { RoleName } from '../../contract/common.ts';
+import { call, toApiError } from './api-client.ts';
+import { clearToken, getToken, setToken } from './token.ts';
+
+export interface SessionUser {
+  username: string;
+  role: RoleName;
+}
+
+export interface Session {
+  user: SessionUser | null;
+  isAdmin: boolean;
+  /** Exactly the mod role (an admin is `isAdmin`, not `isMod`): design §6 gives mods All files only. */
+  isMod: boolean;
+  /** True while a stored token is being checked; screens render nothing meanwhile. */
+  loading: boolean;
+  /** Set when the server reported maintenance mode (design §6) so the layout can say why calls fail. */
+  maintenance: boolean;
+  refresh(): Promise<void>;
+  /** Stores a fresh login token and loads the user behind it. */
+  signIn(token: string): Promise<void>;
+  /** Forgets the token locally (the server call is /logout's business). */
+  signOut(): void;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+/**
+ * Spec §4's rule for a failed `auth/data`: the server said `success: false` (bad, expired or
+ * revoked token, banned user), or the request timed out (ECONNABORTED) → the token goes and the
+ * user goes to /login. Any other request error (offline, 5xx, rate limit) is not acted on, so a
+ * flaky network never signs anyone out.
+ */
+export function shouldDropSession(err: unknown): boolean {
+  const e = toApiError(err);
+  if (e.code === 'ECONNABORTED') return true;
+  return e.success === false && e.status < 500 && e.status !== 429;
+}
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const navigate = useNavigate();
+  const [user, setUser] = useState<SessionUser | null>(null);
+  const [maintenance, setMaintenance] = useState(false);
+  const [loading, setLoading] = useState(() => getToken() !== null);
+
+  const refresh = useCallback(async () => {
+    if (!getToken()) {
+      setUser(null);
+      setLoading(false);
+      return;
+    }
+    setLoading(true);
+    try {
+      const data = await call<typeof authData>('/api/v1/auth/data', {});
+      setUser({ username: data.user.username, role: data.user.role });
+      setMaintenance(Boolean(data.maintenance));
+    } catch (err) {
+      if (shouldDropSession(err)) {
+        clearToken();
+        setUser(null);
+        navigate('/login', { replace: true });
+      }
+    } finally {
+      setLoading(false);
+    }
+  }, [navigate]);
+
+  useEffect(() => {
+    // The one check per page load of spec §4 ("user data is not yet loaded").
+    void refresh();
+  }, [refresh]);
+
+  const signIn = useCallback(
+    async (token: string) => {
+      setToken(token);
+      await refresh();
+    },
+    [refresh],
+  );
+
+  const signOut = useCallback(() => {
+    clearToken();
+    setUser(null);
+  }, []);
+
+  const value = useMemo<Session>(
+    () => ({
+      user,
+      isAdmin: user?.role === 'admin',
+      isMod: user?.role === 'mod',
+      loading,
+      maintenance,
+      refresh,
+      signIn,
+      signOut,
+    }),
+    [user, loading, maintenance, refresh, signIn, signOut],
+  );
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession must be used inside <SessionProvider>');
+  return s;
+}
+
+/** For tests and previews: a fixed session without any server. */
+export function StaticSessionProvider({ value, children }: { value: Partial<Session>; children: ReactNode }) {
+  const full: Session = {
+    user: null,
+    isAdmin: value.user?.role === 'admin',
+    isMod: value.user?.role === 'mod',
+    loading: false,
+    maintenance: false,
+    refresh: async () => {},
+    signIn: async () => {},
+    signOut: () => {},
+    ...value,
+  };
+  return <SessionContext.Provider value={full}>{children}</SessionContext.Provider>;
+}

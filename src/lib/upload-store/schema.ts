@@ -1,0 +1,58 @@
+import type { DBSchema } from 'idb';
+import type { UploadState } from '../uploader.ts';
+
+/**
+ * One queued upload as the worker and the service worker keep it in IndexedDB (issue 5).
+ * The file's bytes live in `chunks`, one record per protocol chunk (design §7), each deleted
+ * once the server has acknowledged it.
+ */
+export interface UploadRecord {
+  /** The uploadId sent to the server (design §7). */
+  id: string;
+  name: string;
+  size: number;
+  type: string;
+  createdAt: number;
+  chunkSize: number;
+  totalChunks: number;
+  /** How many chunks, from 0, are safely in IndexedDB (or were, before their acknowledgement). */
+  chunksWritten: number;
+  /** The copy into IndexedDB finished; until then a writer holds the `write:<id>` lock. */
+  writeComplete: boolean;
+  state: UploadState;
+  ackedBytes: number;
+  error?: string;
+  url?: string;
+  /**
+   * Storage failed mid-copy: the page that has the File is taking the upload over into memory
+   * once the current sender has let go of it; senders leave it alone meanwhile.
+   */
+  detached?: boolean;
+  /** Where it came from: a picker in a page, or the share target handled by the service worker. */
+  source: 'page' | 'share';
+}
+
+export interface ChunkRecord {
+  uploadId: string;
+  index: number;
+  /** The whole chunk: an ArrayBuffer, because it is already in memory for hashing. */
+  data: ArrayBuffer;
+  /** SHA-256 hex of the whole chunk (design §9, also when resuming at an offset). */
+  hash: string;
+}
+
+/** What a page hands down so the worker and service worker can talk to the API on their own. */
+export interface AuthRecord {
+  apiUrl: string;
+  token: string | null;
+  chunkSize: number;
+}
+
+export interface UploadDb extends DBSchema {
+  uploads: { key: string; value: UploadRecord };
+  chunks: { key: [string, number]; value: ChunkRecord; indexes: { byUpload: string } };
+  meta: { key: string; value: AuthRecord };
+}
+
+export const UPLOAD_DB_NAME = 'stash-uploads';
+export const UPLOAD_DB_VERSION = 1;

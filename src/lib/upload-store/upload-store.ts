@@ -1,0 +1,95 @@
+import { openDB, type IDBPDatabase } from 'idb';
+import { UPLOAD_DB_NAME, UPLOAD_DB_VERSION, type AuthRecord, type ChunkRecord, type UploadDb, type UploadRecord } from './schema.ts';
+
+/**
+ * The IndexedDB queue shared by the upload worker (which sends) and the service worker (which
+ * accepts shared files). Every function is a small transaction, so two tabs, a worker and the
+ * service worker can use it at once.
+ */
+export class UploadStore {
+  private constructor(private readonly db: IDBPDatabase<UploadDb>) {}
+
+  static async open(name = UPLOAD_DB_NAME): Promise<UploadStore> {
+    const db = await openDB<UploadDb>(name, UPLOAD_DB_VERSION, {
+      upgrade(database) {
+        database.createObjectStore('uploads', { keyPath: 'id' });
+        const chunks = database.createObjectStore('chunks', { keyPath: ['uploadId', 'index'] });
+        chunks.createIndex('byUpload', 'uploadId');
+        database.createObjectStore('meta');
+      },
+      // Another context upgraded the schema: let go so it can proceed.
+      blocking() {
+        db.close();
+      },
+    });
+    return new UploadStore(db);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  async list(): Promise<UploadRecord[]> {
+    const all = await this.db.getAll('uploads');
+    return all.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  get(id: string): Promise<UploadRecord | undefined> {
+    return this.db.get('uploads', id);
+  }
+
+  async put(record: UploadRecord): Promise<void> {
+    await this.db.put('uploads', record);
+  }
+
+  /**
+   * Read-modify-write in one transaction, so a pause from one tab and an acknowledgement
+   * recorded by another never overwrite each other. Returns undefined when the upload is gone.
+   */
+  async update(id: string, change: (record: UploadRecord) => UploadRecord): Promise<UploadRecord | undefined> {
+    const tx = this.db.transaction('uploads', 'readwrite');
+    const current = await tx.store.get(id);
+    if (!current) {
+      await tx.done;
+      return undefined;
+    }
+    const next = change(current);
+    await tx.store.put(next);
+    await tx.done;
+    return next;
+  }
+
+  async putChunk(chunk: ChunkRecord): Promise<void> {
+    await this.db.put('chunks', chunk);
+  }
+
+  getChunk(uploadId: string, index: number): Promise<ChunkRecord | undefined> {
+    return this.db.get('chunks', [uploadId, index]);
+  }
+
+  async deleteChunk(uploadId: string, index: number): Promise<void> {
+    await this.db.delete('chunks', [uploadId, index]);
+  }
+
+  async chunkIndexes(uploadId: string): Promise<number[]> {
+    const keys = await this.db.getAllKeysFromIndex('chunks', 'byUpload', uploadId);
+    return keys.map((k) => k[1]).sort((a, b) => a - b);
+  }
+
+  /** Drops the upload and every chunk it still holds. */
+  async remove(id: string): Promise<void> {
+    const tx = this.db.transaction(['uploads', 'chunks'], 'readwrite');
+    await tx.objectStore('uploads').delete(id);
+    const chunks = tx.objectStore('chunks');
+    for (const key of await chunks.index('byUpload').getAllKeys(id)) await chunks.delete(key);
+    await tx.done;
+  }
+
+  getAuth(): Promise<AuthRecord | undefined> {
+    return this.db.get('meta', 'auth');
+  }
+
+  async setAuth(auth: AuthRecord): Promise<void> {
+    await this.db.put('meta', auth, 'auth');
+  }
+}

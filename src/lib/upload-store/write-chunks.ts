@@ -1,0 +1,59 @@
+import type { UploadStore } from './upload-store.ts';
+import type { UploadRecord } from './schema.ts';
+
+export async function sha256Hex(data: ArrayBuffer): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', data));
+  let hex = '';
+  for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+export function totalChunksFor(size: number, chunkSize: number): number {
+  // An empty file is still one (empty) chunk, so the protocol has something to send.
+  return Math.max(1, Math.ceil(size / chunkSize));
+}
+
+export function newUploadRecord(file: Blob & { name: string }, chunkSize: number, source: UploadRecord['source'], id: string = crypto.randomUUID()): UploadRecord {
+  return {
+    id,
+    name: file.name,
+    size: file.size,
+    type: file.type,
+    createdAt: Date.now(),
+    chunkSize,
+    totalChunks: totalChunksFor(file.size, chunkSize),
+    chunksWritten: 0,
+    writeComplete: false,
+    state: 'waiting',
+    ackedBytes: 0,
+    source,
+  };
+}
+
+/**
+ * Copies a file into IndexedDB one protocol chunk at a time, hashing each, and records progress
+ * after every chunk so a sender can start on chunk 0 while the rest is still being written
+ * (issue 5). Throws the storage error (e.g. QuotaExceededError) so the caller can fall back.
+ * Stops early, without error, if the upload was cancelled meanwhile.
+ */
+export async function writeFileChunks(
+  store: UploadStore,
+  record: UploadRecord,
+  file: Blob,
+  onChunk?: (index: number) => void,
+): Promise<void> {
+  for (let index = record.chunksWritten; index < record.totalChunks; index++) {
+    const start = index * record.chunkSize;
+    const data = await file.slice(start, Math.min(file.size, start + record.chunkSize)).arrayBuffer();
+    const hash = await sha256Hex(data);
+    if (!(await store.get(record.id))) return;
+    await store.putChunk({ uploadId: record.id, index, data, hash });
+    const last = index === record.totalChunks - 1;
+    const updated = await store.update(record.id, (r) => ({ ...r, chunksWritten: index + 1, writeComplete: last }));
+    if (!updated) {
+      await store.deleteChunk(record.id, index);
+      return;
+    }
+    onChunk?.(index);
+  }
+}

@@ -1,0 +1,55 @@
+import { UploadStore } from '../lib/upload-store/upload-store.ts';
+import { broadcastChannel, globalNetwork } from '../workers/queue/environment.ts';
+import { fetchTransport } from '../workers/queue/transport.ts';
+import { UploadQueue } from '../workers/queue/upload-queue.ts';
+import { CHUNK_SIZE } from '../../contract/files.ts';
+
+export const SYNC_TAG = 'stash-upload-queue';
+export const WAKE_MESSAGE = 'stash-wake-uploads';
+/** Chromium ends a sync event after a few minutes; stop a little before. */
+const SYNC_BUDGET_MS = 4 * 60 * 1000;
+
+/**
+ * Background Sync fired (connectivity is back). An open page's worker does the sending, so it
+ * is only woken; with no page open the service worker runs the same queue itself, under the same
+ * Web Lock, until the queue is empty or the budget ends (then the browser retries the sync).
+ */
+export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void> {
+  const windows = await scope.clients.matchAll({ type: 'window' });
+  if (windows.length > 0) {
+    for (const client of windows) client.postMessage(WAKE_MESSAGE);
+    return;
+  }
+  const store = await UploadStore.open();
+  const auth = await store.getAuth();
+  if (!auth?.token) {
+    store.close();
+    return;
+  }
+  const channel = broadcastChannel();
+  const queue = new UploadQueue({
+    store,
+    transport: fetchTransport,
+    locks: scope.navigator.locks,
+    network: globalNetwork(scope),
+    channel,
+    auth: async () => {
+      const latest = await store.getAuth();
+      return { apiUrl: latest?.apiUrl ?? auth.apiUrl, token: latest?.token ?? null };
+    },
+    chunkSize: auth.chunkSize || CHUNK_SIZE,
+  });
+  queue.start();
+  const deadline = Date.now() + SYNC_BUDGET_MS;
+  let pending = true;
+  while (Date.now() < deadline) {
+    const items = await queue.list();
+    pending = items.some((item) => item.state !== 'done' && item.state !== 'failed' && item.state !== 'paused');
+    if (!pending) break;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+  await queue.close();
+  channel.close();
+  store.close();
+  if (pending) throw new Error('Uploads still pending: retry the sync later');
+}

@@ -1,0 +1,72 @@
+import type { UploadStore } from '../../lib/upload-store/upload-store.ts';
+import { sha256Hex } from '../../lib/upload-store/write-chunks.ts';
+import type { LockManagerLike } from './environment.ts';
+
+export interface ChunkBytes {
+  data: ArrayBuffer;
+  hash: string;
+}
+
+/** Where a sender reads a chunk from: the IndexedDB copy, or the File itself (fallback). */
+export interface ChunkSource {
+  /** Resolves when the chunk is available; throws SourceLost when it never will be. */
+  read(index: number, signal: AbortSignal): Promise<ChunkBytes>;
+  /** The server holds this chunk: the local copy may go. */
+  release(index: number): Promise<void>;
+}
+
+export class SourceLost extends Error {}
+
+export const writeLockName = (id: string) => `stash-upload-write:${id}`;
+/** Held while a context sends an upload, so a hand-over waits for the request in flight. */
+export const sendLockName = (id: string) => `stash-upload-send:${id}`;
+
+/**
+ * Reads chunks from IndexedDB, waiting for a writer (possibly in another tab) that is still
+ * copying the file; the writer holds a Web Lock, so a free lock means nobody will ever write
+ * the missing chunk (the page that had the file closed mid-copy).
+ */
+export function storeSource(store: UploadStore, id: string, locks: LockManagerLike, waitForChange: (signal: AbortSignal) => Promise<void>): ChunkSource {
+  return {
+    async read(index, signal) {
+      for (;;) {
+        signal.throwIfAborted();
+        const chunk = await store.getChunk(id, index);
+        if (chunk) return { data: chunk.data, hash: chunk.hash };
+        const record = await store.get(id);
+        if (!record || record.detached) throw new DOMException('Upload removed or handed over', 'AbortError');
+        if (record.chunksWritten > index) {
+          throw new SourceLost('The saved copy of this file is incomplete and the server does not have it. Please choose the file again.');
+        }
+        const writerAlive = await locks.request(writeLockName(id), { ifAvailable: true }, async (lock) => lock === null);
+        if (!writerAlive) {
+          // The writer may have finished this very chunk between our two reads.
+          if (await store.getChunk(id, index)) continue;
+          throw new SourceLost('The app closed before the file was fully saved. Please choose the file again.');
+        }
+        await waitForChange(signal);
+      }
+    },
+    async release(index) {
+      await store.deleteChunk(id, index);
+    },
+  };
+}
+
+/** Straight from the File while the page stays open (issue 5: storage short or writes failing). */
+export function fileSource(file: Blob, chunkSize: number): ChunkSource {
+  const hashes = new Map<number, string>();
+  return {
+    async read(index) {
+      const start = index * chunkSize;
+      const data = await file.slice(start, Math.min(file.size, start + chunkSize)).arrayBuffer();
+      let hash = hashes.get(index);
+      if (hash === undefined) {
+        hash = await sha256Hex(data);
+        hashes.set(index, hash);
+      }
+      return { data, hash };
+    },
+    async release() {},
+  };
+}

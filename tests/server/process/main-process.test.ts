@@ -1,0 +1,166 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../helpers/free-port.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// server/main.ts as a user runs it: its own process, its own data folder, real ports.
+const MAIN = path.resolve(import.meta.dirname, '../../../server/main.ts');
+
+interface Running {
+  child: ChildProcess;
+  dataDir: string;
+  ports: { site: number; api: number; files: number };
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+const started: Running[] = [];
+
+
+async function start(env: Record<string, string> = {}): Promise<Running> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-main-'));
+  const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      SITE_PORT: String(ports.site),
+      API_PORT: String(ports.api),
+      FILES_PORT: String(ports.files),
+      ADMIN_USERNAME: 'boss',
+      ADMIN_PASSWORD: 'boss-password',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const running = { child, dataDir, ports, output: () => out, exited };
+  started.push(running);
+  return running;
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+  } catch {
+    return false;
+  }
+}
+
+async function waitHealthy(r: Running, roles: (keyof Running['ports'])[]): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (const role of roles) {
+    while (!(await healthy(r.ports[role]))) {
+      if (r.child.exitCode !== null) throw new Error(`server exited: ${r.output()}`);
+      if (Date.now() > deadline) throw new Error(`no /healthz on ${role}: ${r.output()}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+}
+
+afterEach(async () => {
+  for (const r of started.splice(0)) {
+    if (r.child.exitCode === null) {
+      r.child.kill('SIGKILL');
+      await r.exited;
+    }
+    fs.rmSync(r.dataDir, { recursive: true, force: true });
+  }
+});
+
+describe('the server process (issue 2: listeners, roles, shutdown)', () => {
+  it('refuses to start on bad configuration, naming every bad variable', async () => {
+    const r = await start({ API_PORT: 'eighty', STORAGE_DRIVER: 'tape', STASH_ROLES: 'api,mail' });
+    expect(await r.exited).toBe(1);
+    expect(r.output()).toContain('API_PORT');
+    expect(r.output()).toContain('STORAGE_DRIVER');
+    expect(r.output()).toContain('STASH_ROLES');
+  });
+
+  it('serves all three origins by default, prints the first admin and an invite key, and answers /healthz', async () => {
+    const r = await start();
+    await waitHealthy(r, ['site', 'api', 'files']);
+    expect(r.output()).toMatch(/username: boss/);
+    expect(r.output()).toMatch(/invite key: [A-Za-z0-9_-]{10,}/);
+    const config = (await (await fetch(`http://127.0.0.1:${r.ports.site}/config.json`)).json()) as Record<string, unknown>;
+    expect(config.chunkSize).toBe(83_886_080);
+    const login = await fetch(`http://127.0.0.1:${r.ports.api}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'boss', password: 'boss-password' }),
+    });
+    expect(login.status).toBe(200);
+  });
+
+  it('runs only the roles STASH_ROLES names', async () => {
+    const r = await start({ STASH_ROLES: 'api' });
+    await waitHealthy(r, ['api']);
+    expect(await healthy(r.ports.site)).toBe(false);
+    expect(await healthy(r.ports.files)).toBe(false);
+  });
+
+  it('on SIGTERM lets an upload in flight finish, stops listening and closes the database cleanly', async () => {
+    const r = await start({ STASH_ROLES: 'api' });
+    await waitHealthy(r, ['api']);
+    const login = await fetch(`http://127.0.0.1:${r.ports.api}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'boss', password: 'boss-password' }),
+    });
+    const { token } = (await login.json()) as { token: string };
+
+    const boundary = `----stash${crypto.randomBytes(6).toString('hex')}`;
+    const content = Buffer.from('a slow upload that is still arriving when the server is told to stop\n'.repeat(2000));
+    const head = Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="token"\r\n\r\n${token}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="originalname"\r\n\r\nslow.txt\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.txt"\r\nContent-Type: text/plain\r\n\r\n`,
+    );
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const half = Math.floor(content.length / 2);
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: r.ports.api,
+          method: 'POST',
+          path: '/api/v1/files/upload',
+          headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + content.length + tail.length },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.write(head);
+      req.write(content.subarray(0, half));
+      setTimeout(() => {
+        r.child.kill('SIGTERM');
+        setTimeout(() => {
+          req.write(content.subarray(half));
+          req.end(tail);
+        }, 500);
+      }, 300);
+    });
+
+    const done = await answer;
+    expect(done.status).toBe(200);
+    expect(JSON.parse(done.body)).toMatchObject({ success: true, file: { original_name: 'slow.txt', size: content.length } });
+    expect(await r.exited).toBe(0);
+    expect(await healthy(r.ports.api)).toBe(false);
+    // SQLite removes its write-ahead log when the last connection closes cleanly.
+    expect(fs.existsSync(path.join(r.dataDir, 'stash.db'))).toBe(true);
+    expect(fs.existsSync(path.join(r.dataDir, 'stash.db-wal'))).toBe(false);
+  });
+});

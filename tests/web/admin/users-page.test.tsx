@@ -1,0 +1,120 @@
+import { describe, expect, it, vi, beforeEach } from 'vitest';
+import { screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { notifyError } from '../../../src/lib/notify.ts';
+import { BAN_FAILURE } from '../../../src/features/admin/user-actions.tsx';
+import { fakeServer, refusal } from './api-mock.ts';
+import { renderAdmin } from './render-admin.tsx';
+
+const api = vi.hoisted(() => ({ impl: (..._args: unknown[]): Promise<unknown> => Promise.reject(new Error('no fake set')) }));
+vi.mock('../../../src/lib/api-client.ts', async (importOriginal) => ({
+  ...(await importOriginal<Record<string, unknown>>()),
+  call: (...args: unknown[]) => api.impl(...args),
+}));
+vi.mock('../../../src/lib/notify.ts', () => ({ notifySuccess: vi.fn(), notifyError: vi.fn() }));
+
+const ADMIN = { username: 'root', role: 'admin' as const };
+const users = [
+  { _id: 'u1', username: 'root', role: 'admin', banned: false, time_created: 1_700_000_000 },
+  { _id: 'u2', username: 'bob', role: 'default', banned: false, time_created: 1_700_000_100 },
+  { _id: 'u3', username: 'eve', role: 'trusted', banned: true, time_created: 1_700_000_200 },
+];
+
+function serve(extra: Record<string, (body: Record<string, unknown>) => unknown> = {}) {
+  const server = fakeServer({
+    '/api/v1/admin/get/users': () => ({ success: true, users, totalPages: 1, totalUsers: users.length }),
+    ...extra,
+  });
+  api.impl = server.impl as typeof api.impl;
+  return server;
+}
+
+beforeEach(() => vi.mocked(notifyError).mockClear());
+
+describe('admin users screen', () => {
+  it('offers default, trusted and mod in the role dropdown, never admin', async () => {
+    serve();
+    renderAdmin('/admin/users', ADMIN);
+    const select = await screen.findByRole('combobox', { name: 'Role of bob' });
+    const options = within(select).getAllByRole('option').map((o) => o.getAttribute('value'));
+    expect(options).toEqual(['default', 'trusted', 'mod']);
+    // The admin's own row has no dropdown at all.
+    expect(screen.queryByRole('combobox', { name: 'Role of root' })).toBeNull();
+  });
+
+  it('changes a role through admin/update/role', async () => {
+    const server = serve({ '/api/v1/admin/update/role': () => ({ success: true }) });
+    renderAdmin('/admin/users', ADMIN);
+    await userEvent.selectOptions(await screen.findByRole('combobox', { name: 'Role of bob' }), 'mod');
+    await waitFor(() => expect(server.calls.some((c) => c.path === '/api/v1/admin/update/role')).toBe(true));
+    expect(server.calls.find((c) => c.path === '/api/v1/admin/update/role')?.body).toEqual({ userId: 'u2', newRole: 'mod' });
+  });
+
+  it('asks to ban an active user and to unban a banned one, and only calls after yes', async () => {
+    const server = serve({ '/api/v1/admin/set/ban': () => ({ success: true, banned: true }) });
+    renderAdmin('/admin/users', ADMIN);
+
+    await userEvent.click(await screen.findByRole('button', { name: 'Unban eve' }));
+    let dialog = await screen.findByRole('alertdialog');
+    expect(dialog).toHaveTextContent('Are you sure you want to unban eve?');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Cancel' }));
+    expect(server.calls.some((c) => c.path === '/api/v1/admin/set/ban')).toBe(false);
+
+    await userEvent.click(screen.getByRole('button', { name: 'Ban bob' }));
+    dialog = await screen.findByRole('alertdialog');
+    expect(dialog).toHaveTextContent('Are you sure you want to ban bob?');
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Ban' }));
+    await waitFor(() => expect(server.calls.filter((c) => c.path === '/api/v1/admin/set/ban')).toHaveLength(1));
+    expect(server.calls.find((c) => c.path === '/api/v1/admin/set/ban')?.body).toEqual({ userId: 'u2' });
+  });
+
+  it('shows the spec §8 text when a ban fails without an explanation', async () => {
+    serve({
+      '/api/v1/admin/set/ban': () => {
+        throw refusal(500, 'Request failed with status code 500', false);
+      },
+    });
+    renderAdmin('/admin/users', ADMIN);
+    await userEvent.click(await screen.findByRole('button', { name: 'Ban bob' }));
+    await userEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Ban' }));
+    await waitFor(() => expect(notifyError).toHaveBeenCalledWith(BAN_FAILURE));
+    expect(BAN_FAILURE).toBe('An internal error has occurred. Please create a support ticket for assistance.');
+  });
+
+  it('sends the filters, 8 per page, and starts again at page 1 when one changes', async () => {
+    const server = serve();
+    renderAdmin('/admin/users', ADMIN);
+    await screen.findByRole('combobox', { name: 'Role of bob' });
+    expect(server.calls[0]?.body).toEqual({
+      page: 1,
+      limit: 8,
+      query: '',
+      sortBy: 'time_created_desc',
+      roleFilter: '',
+      showBannedOnly: false,
+    });
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Role' }), 'trusted');
+    await userEvent.click(screen.getByRole('checkbox', { name: 'Banned only' }));
+    await userEvent.selectOptions(screen.getByRole('combobox', { name: 'Sort' }), 'role');
+    await waitFor(() =>
+      expect(server.calls.at(-1)?.body).toMatchObject({ page: 1, roleFilter: 'trusted', showBannedOnly: true, sortBy: 'role' }),
+    );
+  });
+
+  it('renames a user, refusing a name the server would refuse before asking it', async () => {
+    const server = serve({ '/api/v1/admin/update/username': () => ({ success: true }) });
+    renderAdmin('/admin/users', ADMIN);
+    await userEvent.click(await screen.findByRole('button', { name: 'Rename bob' }));
+    const input = screen.getByLabelText('New username for bob');
+    await userEvent.type(input, 'x!');
+    await userEvent.click(screen.getByRole('button', { name: 'Rename' }));
+    expect(screen.getByRole('alert')).toHaveTextContent('Usernames are 3 to 32 letters');
+    expect(server.calls.some((c) => c.path === '/api/v1/admin/update/username')).toBe(false);
+    await userEvent.clear(input);
+    await userEvent.type(input, 'robert');
+    await userEvent.click(screen.getByRole('button', { name: 'Rename' }));
+    await waitFor(() =>
+      expect(server.calls.find((c) => c.path === '/api/v1/admin/update/username')?.body).toEqual({ targetUserId: 'u2', newUsername: 'robert' }),
+    );
+  });
+});

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { formatBytes, formatDate, formatMaxFileSize } from '../../src/lib/format.ts';
+
+describe('formatBytes (spec §9: GB from 1073741824 bytes, else MB)', () => {
+  it('shows MB below one GB', () => {
+    expect(formatBytes(0)).toBe('0.00 MB');
+    expect(formatBytes(1_048_576)).toBe('1.00 MB');
+    expect(formatBytes(1_073_741_823)).toBe('1024.00 MB');
+  });
+  it('switches to GB with two decimals at exactly 1073741824 bytes', () => {
+    expect(formatBytes(1_073_741_824)).toBe('1.00 GB');
+    expect(formatBytes(1_610_612_736)).toBe('1.50 GB');
+  });
+});
+
+describe('formatMaxFileSize (spec §9: GB with two decimals from 1024 MB)', () => {
+  it('keeps MB under 1024', () => {
+    expect(formatMaxFileSize(100)).toBe('100 MB');
+    expect(formatMaxFileSize(1023)).toBe('1023 MB');
+  });
+  it('shows GB from 1024 MB', () => {
+    expect(formatMaxFileSize(1024)).toBe('1.00 GB');
+    expect(formatMaxFileSize(2560)).toBe('2.50 GB');
+  });
+});
+
+describe('formatDate (spec §9: month-day-year)', () => {
+  it('puts the month first', () => {
+    const seconds = new Date(2026, 0, 5, 12).getTime() / 1000;
+    expect(formatDate(seconds)).toBe('01-05-2026');
+    expect(formatDate(new Date(2025, 11, 31, 12).getTime() / 1000)).toBe('12-31-2025');
+  });
+});

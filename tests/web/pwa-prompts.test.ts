@@ -1,0 +1,98 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { showUpdatePrompt, type UpdateTarget } from '../../src/lib/pwa.ts';
+import { newlyFinished, showFinishedNotification } from '../../src/lib/upload-queue-client.ts';
+import type { UploadItem } from '../../src/lib/uploader.ts';
+
+function item(id: string, state: UploadItem['state'], extra: Partial<UploadItem> = {}): UploadItem {
+  return { id, name: `${id}.bin`, size: 10, type: 'application/octet-stream', state, ackedBytes: 0, persistent: true, createdAt: 0, ...extra };
+}
+
+describe('the update prompt (issue 5: never reloads while the queue has work)', () => {
+  afterEach(() => document.getElementById('pwa-update')?.remove());
+
+  function fakeWorkbox() {
+    const listeners: (() => void)[] = [];
+    const target: UpdateTarget & { skipped: number; listeners: (() => void)[] } = {
+      skipped: 0,
+      listeners,
+      addEventListener: (_type, listener) => listeners.push(listener),
+      messageSkipWaiting() {
+        this.skipped += 1;
+      },
+    };
+    return target;
+  }
+
+  it('offers the update once, however often the new version is reported', () => {
+    const wb = fakeWorkbox();
+    showUpdatePrompt(wb, async () => false);
+    showUpdatePrompt(wb, async () => false);
+    expect(document.querySelectorAll('#pwa-update')).toHaveLength(1);
+    expect(document.getElementById('pwa-update')?.textContent).toContain('A new version of Stash is ready.');
+  });
+
+  it('waits while uploads run, says so, and activates the new version only once they are done', async () => {
+    const wb = fakeWorkbox();
+    let busy = true;
+    showUpdatePrompt(wb, async () => busy, 10);
+    const button = document.querySelector<HTMLButtonElement>('#pwa-update button')!;
+    button.click();
+    await vi.waitFor(() => expect(document.getElementById('pwa-update')?.textContent).toContain('Uploads are still running'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(wb.skipped).toBe(0);
+    expect(button.disabled).toBe(true);
+    busy = false;
+    await vi.waitFor(() => expect(wb.skipped).toBe(1));
+    // The reload is tied to the new worker taking control, not to the click.
+    expect(wb.listeners).toHaveLength(1);
+  });
+
+  it('activates at once when nothing is uploading', async () => {
+    const wb = fakeWorkbox();
+    showUpdatePrompt(wb, async () => false, 10);
+    document.querySelector<HTMLButtonElement>('#pwa-update button')!.click();
+    await vi.waitFor(() => expect(wb.skipped).toBe(1));
+  });
+});
+
+describe('the finished-upload notification (issue 5)', () => {
+  const showNotification = vi.fn<(title: string, options: NotificationOptions) => Promise<void>>(async () => undefined);
+  let visibility: DocumentVisibilityState = 'hidden';
+
+  beforeEach(() => {
+    showNotification.mockClear();
+    visibility = 'hidden';
+    vi.stubGlobal('Notification', { permission: 'granted' });
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => visibility });
+    Object.defineProperty(navigator, 'serviceWorker', { configurable: true, value: { getRegistration: async () => ({ showNotification }) } });
+  });
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    Reflect.deleteProperty(navigator, 'serviceWorker');
+    Reflect.deleteProperty(document, 'visibilityState');
+  });
+
+  it('announces only uploads that finished since the last look, not those already done', () => {
+    const before = new Map([
+      ['a', { state: 'uploading' as const }],
+      ['b', { state: 'done' as const }],
+      ['c', { state: 'waiting' as const }],
+    ]);
+    const now = [item('a', 'done'), item('b', 'done'), item('c', 'uploading'), item('d', 'done')];
+    expect(newlyFinished(before, now).map((i) => i.id)).toEqual(['a']);
+  });
+
+  it('shows "Upload finished" with the name and link through the service worker while the app is in the background', async () => {
+    await showFinishedNotification(item('a', 'done', { name: 'holiday.mp4', url: 'https://files.example/abc.mp4' }));
+    expect(showNotification).toHaveBeenCalledWith('Upload finished', expect.objectContaining({ body: 'holiday.mp4 is uploaded: https://files.example/abc.mp4', tag: 'a' }));
+  });
+
+  it('stays quiet when the user is looking at the app or has not allowed notifications', async () => {
+    visibility = 'visible';
+    await showFinishedNotification(item('a', 'done', { url: 'u' }));
+    visibility = 'hidden';
+    vi.stubGlobal('Notification', { permission: 'denied' });
+    await showFinishedNotification(item('a', 'done', { url: 'u' }));
+    expect(showNotification).not.toHaveBeenCalled();
+  });
+});

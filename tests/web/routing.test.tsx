@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { render, screen } from '@testing-library/react';
+import { createMemoryRouter, RouterProvider } from 'react-router-dom';
+import { RouteError } from '../../src/app/route-error.tsx';
+import { renderApp } from './helpers/render-app.tsx';
+
+function Boom(): never {
+  throw new Error('Something broke in a loader');
+}
+
+describe('routing (spec §2, §8)', () => {
+  it("shows 'Page Not Found' with a link home for an unknown path", () => {
+    renderApp('/no/such/page');
+    expect(screen.getByRole('heading', { name: 'Page Not Found' })).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Go back home' })).toHaveAttribute('href', '/');
+  });
+
+  it("shows 'Unexpected Application Error!' with the error text when a route fails", () => {
+    const router = createMemoryRouter([{ path: '/', element: <Boom />, errorElement: <RouteError /> }]);
+    const quiet = console.error;
+    console.error = () => {};
+    render(<RouterProvider router={router} />);
+    console.error = quiet;
+    expect(screen.getByRole('heading', { name: 'Unexpected Application Error!' })).toBeInTheDocument();
+    expect(screen.getByText('Something broke in a loader')).toBeInTheDocument();
+  });
+
+  it('renders the public pages with their spec §1 content', () => {
+    renderApp('/faq');
+    expect(screen.getByText('$131')).toBeInTheDocument();
+  });
+
+  it('gives the landing hero exactly two buttons: community and login', () => {
+    renderApp('/', { communityUrl: 'https://chat.example/invite' });
+    const hero = screen.getByRole('region', { name: 'Stash' });
+    expect(screen.getByRole('link', { name: 'Join the community' })).toHaveAttribute('href', 'https://chat.example/invite');
+    expect(hero.querySelectorAll('.hero-actions > *')).toHaveLength(2);
+  });
+});

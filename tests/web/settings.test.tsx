@@ -1,0 +1,155 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { buildSharexConfig } from '../../src/features/settings/sharex.ts';
+import { routeCalls, serverError, type Handler } from './helpers/api-mock.ts';
+import { renderApp } from './helpers/render-app.tsx';
+
+const apiCall = vi.hoisted(() => vi.fn());
+vi.mock('../../src/lib/api-client.ts', async (orig) => ({ ...(await orig<object>()), call: apiCall }));
+
+function settingsHandlers(over: Record<string, Handler> = {}): Record<string, Handler> {
+  return {
+    '/api/v1/auth/data': () => ({ success: true, user: { _id: '1', username: 'ada', role: 'default' }, maintenance: false }),
+    '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [] }),
+    '/api/v1/utils/invites/invite-limit': () => ({ success: true, remainingInvites: 2, invitesAllowed: 3, resetsAt: 1_800_000_000 }),
+    '/api/v1/utils/userstats': () => ({ success: true, stats: { totalFilesUploaded: 1234, totalStorageUsed: 2_147_483_648 } }),
+    ...over,
+  };
+}
+
+beforeEach(() => localStorage.setItem('token', 'tok'));
+afterEach(() => {
+  apiCall.mockReset();
+  vi.restoreAllMocks();
+});
+
+describe('ShareX configuration (issue 4)', () => {
+  it('builds the .sxcu fields', () => {
+    expect(buildSharexConfig('https://api.example/', 'sk_123', 'Stash')).toEqual({
+      Version: expect.any(String),
+      Name: 'Stash',
+      DestinationType: 'ImageUploader, FileUploader, TextUploader',
+      RequestMethod: 'POST',
+      RequestURL: 'https://api.example/api/v1/files/upload',
+      Headers: { Authorization: 'Bearer sk_123' },
+      Body: 'MultipartFormData',
+      FileFormName: 'file',
+      URL: '{json:url}',
+      ErrorMessage: '{json:error}',
+    });
+  });
+
+  it("refuses the download without a key: 'Please generate an API key first.'", async () => {
+    routeCalls(apiCall, settingsHandlers());
+    const createObjectURL = vi.fn(() => 'blob:x');
+    URL.createObjectURL = createObjectURL;
+    renderApp('/settings');
+    await userEvent.setup().click(await screen.findByRole('button', { name: 'Download ShareX config' }));
+    expect(await screen.findByText('Please generate an API key first.')).toBeInTheDocument();
+    expect(createObjectURL).not.toHaveBeenCalled();
+  });
+
+  it('downloads a .sxcu file carrying the key once one exists', async () => {
+    routeCalls(apiCall, settingsHandlers({ '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [{ _id: 'k1', key: 'sk_live_abcdefghijkl' }] }) }));
+    let saved: Blob | undefined;
+    URL.createObjectURL = vi.fn((b: Blob) => {
+      saved = b;
+      return 'blob:sxcu';
+    }) as typeof URL.createObjectURL;
+    URL.revokeObjectURL = vi.fn();
+    let downloadName = '';
+    vi.spyOn(HTMLAnchorElement.prototype, 'click').mockImplementation(function (this: HTMLAnchorElement) {
+      downloadName = this.download;
+    });
+    renderApp('/settings', { apiUrl: 'https://api.example' });
+    await screen.findByText('sk_live_…ijkl');
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Download ShareX config' }));
+    expect(downloadName).toBe('Stash.sxcu');
+    const json = JSON.parse(await saved!.text());
+    expect(json.RequestURL).toBe('https://api.example/api/v1/files/upload');
+    expect(json.Headers).toEqual({ Authorization: 'Bearer sk_live_abcdefghijkl' });
+  });
+
+  it('generates a key and lists it', async () => {
+    const keys: { _id: string; key: string }[] = [];
+    routeCalls(
+      apiCall,
+      settingsHandlers({
+        '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [...keys] }),
+        '/api/v1/auth/apikeys/generate': () => {
+          keys.push({ _id: 'n1', key: 'sk_new_0123456789' });
+          return { success: true, apiKey: keys[0] };
+        },
+      }),
+    );
+    renderApp('/settings');
+    expect(await screen.findByText('You have no API keys.')).toBeInTheDocument();
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Generate API key' }));
+    expect(await screen.findByText('sk_new_0…6789')).toBeInTheDocument();
+  });
+});
+
+describe('account forms (spec §5, §8)', () => {
+  it("checks the new password against its confirmation: 'Passwords do not match'", async () => {
+    routeCalls(apiCall, settingsHandlers());
+    renderApp('/settings');
+    const user = userEvent.setup();
+    await user.type(await screen.findByLabelText('Current password'), 'old-password');
+    await user.type(screen.getByLabelText('New password'), 'new-password-1');
+    await user.type(screen.getByLabelText('Confirm new password'), 'new-password-2');
+    await user.click(screen.getByRole('button', { name: 'Update password' }));
+    expect(screen.getByText('Passwords do not match')).toBeInTheDocument();
+    expect(apiCall).not.toHaveBeenCalledWith('/api/v1/utils/changepassword', expect.anything());
+  });
+
+  it("says 'Error updating password.' when the server refuses", async () => {
+    routeCalls(apiCall, settingsHandlers({ '/api/v1/utils/changepassword': () => { throw serverError(401, 'Current password is wrong'); } }));
+    renderApp('/settings');
+    const user = userEvent.setup();
+    await user.type(await screen.findByLabelText('Current password'), 'old-password');
+    await user.type(screen.getByLabelText('New password'), 'new-password-1');
+    await user.type(screen.getByLabelText('Confirm new password'), 'new-password-1');
+    await user.click(screen.getByRole('button', { name: 'Update password' }));
+    expect(await screen.findByText('Error updating password. Current password is wrong')).toBeInTheDocument();
+  });
+
+  it("says 'Error updating username.' when the change fails", async () => {
+    routeCalls(apiCall, settingsHandlers({ '/api/v1/utils/changeuser': () => { throw new Error('boom'); } }));
+    renderApp('/settings');
+    const user = userEvent.setup();
+    await user.type(await screen.findByLabelText('New username'), 'grace');
+    await user.click(screen.getByRole('button', { name: 'Update username' }));
+    expect(await screen.findByRole('alert')).toHaveTextContent(/^Error updating username\.$/);
+  });
+});
+
+describe('invite keys and stats', () => {
+  it('shows the remaining weekly count and the formatted stats', async () => {
+    routeCalls(apiCall, settingsHandlers());
+    renderApp('/settings');
+    expect(await screen.findByText(/more invite keys this week/)).toHaveTextContent('You can generate 2 more invite keys this week (of 3).');
+    expect(await screen.findByText('2.00 GB')).toBeInTheDocument();
+    expect(screen.getByText('1,234')).toBeInTheDocument();
+  });
+
+  it("shows the server's weekly limit message and a generated key", async () => {
+    let calls = 0;
+    routeCalls(
+      apiCall,
+      settingsHandlers({
+        '/api/v1/utils/invites': () => {
+          calls += 1;
+          if (calls > 1) throw serverError(403, 'You have reached your weekly invite limit.');
+          return { success: true, message: 'Invite key generated', inviteKey: 'INV-XYZ' };
+        },
+      }),
+    );
+    renderApp('/settings');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Generate invite key' }));
+    expect(await screen.findByText('INV-XYZ')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Generate invite key' }));
+    await waitFor(() => expect(screen.getByText('You have reached your weekly invite limit.')).toBeInTheDocument());
+  });
+});

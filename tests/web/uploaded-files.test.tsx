@@ -1,0 +1,92 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import type { FileRecord } from '../../contract/files.ts';
+import { routeCalls, type Handler } from './helpers/api-mock.ts';
+import { renderApp } from './helpers/render-app.tsx';
+
+const apiCall = vi.hoisted(() => vi.fn());
+vi.mock('../../src/lib/api-client.ts', async (orig) => ({ ...(await orig<object>()), call: apiCall }));
+
+const file = (name: string, mime: string, over: Partial<FileRecord> = {}): FileRecord => ({
+  url: `http://internal/${name}`,
+  actual_name: name,
+  original_name: `orig-${name}`,
+  username: 'ada',
+  size: 2_097_152,
+  time_created: new Date(2026, 2, 4, 12).getTime() / 1000,
+  width: null,
+  height: null,
+  mime_type: mime,
+  ...over,
+});
+
+const FILES = [file('a.png', 'image/png'), file('b.mp4', 'video/mp4'), file('c.mp3', 'audio/mpeg'), file('d.zip', 'application/zip')];
+
+function handlers(over: Record<string, Handler> = {}): Record<string, Handler> {
+  return {
+    '/api/v1/auth/data': () => ({ success: true, user: { _id: '1', username: 'ada', role: 'default' }, maintenance: false }),
+    '/api/v1/files/uploaded': () => ({ success: true, files: FILES, totalImages: 40 }),
+    ...over,
+  };
+}
+
+beforeEach(() => localStorage.setItem('token', 'tok'));
+afterEach(() => apiCall.mockReset());
+
+describe('/uploaded (spec §2)', () => {
+  it('asks for 6 per page, newest first, and shows size and month-day-year date', async () => {
+    routeCalls(apiCall, handlers());
+    renderApp('/uploaded');
+    expect(await screen.findByRole('heading', { name: 'orig-a.png' })).toBeInTheDocument();
+    expect(apiCall).toHaveBeenCalledWith('/api/v1/files/uploaded', { page: 1, pageSize: 6, filters: { name: '' }, sort: 'newest' });
+    expect(screen.getAllByText('2.00 MB · 03-04-2026')).toHaveLength(4);
+    // 40 files at 6 per page: 7 pages, windowed with an ellipsis.
+    expect(screen.getByRole('button', { name: 'Page 7' })).toBeInTheDocument();
+  });
+
+  it('previews by MIME type and says when no preview exists', async () => {
+    routeCalls(apiCall, handlers());
+    const { container } = renderApp('/uploaded');
+    const img = await screen.findByRole('img', { name: 'orig-a.png' });
+    expect(img).toHaveAttribute('src', 'http://files.test/a.png');
+    expect(container.querySelector('video')).toHaveAttribute('src', 'http://files.test/b.mp4');
+    expect(container.querySelector('audio')).toHaveAttribute('src', 'http://files.test/c.mp3');
+    expect(screen.getAllByText('A preview is not available for this file')).toHaveLength(1);
+    fireEvent.error(img); // an image that fails to load
+    expect(screen.getAllByText('A preview is not available for this file')).toHaveLength(2);
+  });
+
+  it('sends the sort and the name filter', async () => {
+    routeCalls(apiCall, handlers());
+    renderApp('/uploaded');
+    const user = userEvent.setup();
+    await user.selectOptions(await screen.findByLabelText('Sort'), 'largest');
+    await user.type(screen.getByLabelText('Filter by name'), 'cat');
+    await waitFor(() =>
+      expect(apiCall).toHaveBeenCalledWith('/api/v1/files/uploaded', { page: 1, pageSize: 6, filters: { name: 'cat' }, sort: 'largest' }),
+    );
+  });
+
+  it("asks before deleting and says 'An error occurred while deleting the file' on failure", async () => {
+    routeCalls(apiCall, handlers({ '/api/v1/files/delete': () => { throw new Error('Network Error'); } }));
+    renderApp('/uploaded');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Delete orig-d.zip' }));
+    const dialog = screen.getByRole('alertdialog');
+    expect(dialog).toHaveTextContent('Delete orig-d.zip?');
+    await user.click(within(dialog).getByRole('button', { name: 'Delete' }));
+    expect(apiCall).toHaveBeenCalledWith('/api/v1/files/delete', { filePath: 'http://internal/d.zip' });
+    expect(await screen.findByText('An error occurred while deleting the file')).toBeInTheDocument();
+  });
+
+  it('does not delete when the confirmation is cancelled', async () => {
+    routeCalls(apiCall, handlers());
+    renderApp('/uploaded');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Delete orig-a.png' }));
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument();
+    expect(apiCall).not.toHaveBeenCalledWith('/api/v1/files/delete', expect.anything());
+  });
+});

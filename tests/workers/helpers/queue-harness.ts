@@ -1,0 +1,144 @@
+/// <reference types="node" />
+import crypto from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import 'fake-indexeddb/auto';
+import { buildApi } from '../../../server/app.ts';
+import { createTestApp, type TestApp, type TestUser } from '../../helpers/test-app.ts';
+import type { Dialect } from '../../../server/db/index.ts';
+import { UploadStore } from '../../../src/lib/upload-store/upload-store.ts';
+import type { UploadItem, UploadState } from '../../../src/lib/uploader.ts';
+import { fetchTransport } from '../../../src/workers/queue/transport.ts';
+import { UploadQueue, type QueueDeps } from '../../../src/workers/queue/upload-queue.ts';
+import type { ChangeChannel, LockManagerLike } from '../../../src/workers/queue/environment.ts';
+import { createChannelHub, createLocks, createNetwork } from './fakes.ts';
+import { UploadProxy } from './upload-proxy.ts';
+
+/** Small chunks (the server takes a test override) so a 3-chunk upload is kilobytes. */
+export const CHUNK = 64 * 1024;
+
+export interface Harness {
+  t: TestApp;
+  user: TestUser;
+  proxy: UploadProxy;
+  apiUrl: string;
+  dbName: string;
+  /** One browser: tabs share its locks and its broadcast channel. */
+  locks: LockManagerLike;
+  channel: () => ChangeChannel;
+  network: ReturnType<typeof createNetwork>;
+  queues: UploadQueue[];
+  stores: UploadStore[];
+  /** A "tab": a queue over the shared IndexedDB, started. */
+  openTab(overrides?: Partial<QueueDeps>): Promise<{ queue: UploadQueue; store: UploadStore }>;
+  restartServer(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createHarness(dialect: Dialect): Promise<Harness> {
+  const t = await createTestApp(dialect, {}, { uploadChunkSize: CHUNK });
+  await t.api.listen({ port: 0, host: '127.0.0.1' });
+  const proxy = new UploadProxy((t.api.server.address() as AddressInfo).port);
+  const apiUrl = await proxy.listen();
+  const user = await t.createUser();
+  const hub = createChannelHub();
+  proxy.settleCut = async (seen) => {
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline) {
+      const status = await t.call<{ received?: number[]; partial?: { chunkIndex: number; bytes: number } | null }>(
+        '/api/v1/files/upload/status',
+        { uploadId: seen.fields.uploadId },
+        { token: user.token },
+      );
+      if (status.body.partial?.bytes === seen.fileBytes) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const h: Harness = {
+    t,
+    user,
+    proxy,
+    apiUrl,
+    dbName: `stash-uploads-${crypto.randomUUID()}`,
+    locks: createLocks(),
+    channel: hub,
+    network: createNetwork(true),
+    queues: [],
+    stores: [],
+    async openTab(overrides = {}) {
+      const store = await UploadStore.open(h.dbName);
+      const queue = new UploadQueue({
+        store,
+        transport: fetchTransport,
+        locks: h.locks,
+        network: h.network,
+        channel: h.channel(),
+        auth: async () => ({ apiUrl: h.apiUrl, token: h.user.token }),
+        chunkSize: CHUNK,
+        backoff: { baseMs: 20, maxMs: 200 },
+        pollMs: 50,
+        ...overrides,
+      });
+      queue.start();
+      h.queues.push(queue);
+      h.stores.push(store);
+      return { queue, store };
+    },
+    async restartServer() {
+      await t.api.close();
+      t.api = await buildApi(t.deps);
+      await t.api.listen({ port: 0, host: '127.0.0.1' });
+      proxy.targetPort = (t.api.server.address() as AddressInfo).port;
+    },
+    async close() {
+      await Promise.all(h.queues.map((q) => q.close()));
+      for (const s of h.stores) s.close();
+      await proxy.close();
+      await t.close();
+    },
+  };
+  return h;
+}
+
+/** Deterministic printable bytes (the server lists them as text/plain, an allowed type). */
+export function textFile(size: number, name = 'notes.txt', seed = 1): File {
+  const bytes = new Uint8Array(size);
+  let x = seed;
+  for (let i = 0; i < size; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    bytes[i] = 97 + (x % 26);
+  }
+  return new File([bytes], name, { type: 'text/plain' });
+}
+
+export async function waitForState(queue: UploadQueue, id: string, states: UploadState[], timeoutMs = 20_000): Promise<UploadItem> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const item = (await queue.list()).find((i) => i.id === id);
+    if (item && states.includes(item.state)) return item;
+    if (Date.now() > deadline) throw new Error(`upload ${id} never reached ${states.join('/')} (now ${item?.state ?? 'gone'}${item?.error ? `: ${item.error}` : ''})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition never became true');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The file as the files host serves it. */
+export async function download(t: TestApp, url: string): Promise<Buffer> {
+  const res = await t.files.inject({ method: 'GET', url: new URL(url).pathname });
+  if (res.statusCode !== 200) throw new Error(`files host answered ${res.statusCode}`);
+  return res.rawPayload;
+}
+
+export async function bytesOf(file: File): Promise<Buffer> {
+  return Buffer.from(await file.arrayBuffer());
+}
+
+export function sha256(data: Uint8Array): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}

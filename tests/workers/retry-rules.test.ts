@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { backoffDelay } from '../../src/workers/queue/backoff.ts';
+import { classifyAnswer, parseRetryAfter } from '../../src/workers/queue/classify.ts';
+import { acknowledgedBytes, planResume } from '../../src/workers/queue/resume-plan.ts';
+
+const answer = (status: number, body: unknown, retryAfter: string | null = null) => ({ status, body, retryAfter });
+
+describe('retry rules (issue 5)', () => {
+  it('backs off exponentially with jitter, capped', () => {
+    const opts = { baseMs: 1000, maxMs: 8000 };
+    expect(backoffDelay(0, opts, () => 0)).toBe(500);
+    expect(backoffDelay(0, opts, () => 1)).toBe(1000);
+    expect(backoffDelay(2, opts, () => 0)).toBe(2000);
+    expect(backoffDelay(2, opts, () => 1)).toBe(4000);
+    expect(backoffDelay(10, opts, () => 1)).toBe(8000);
+    expect(backoffDelay(10, opts, () => 0)).toBe(4000);
+  });
+
+  it('retries 408, 409, 423, 429 and 5xx, stops on other 4xx with the server message', () => {
+    for (const status of [408, 409, 423, 429, 500, 502, 503]) expect(classifyAnswer(answer(status, { success: false, error: 'x' })).kind).toBe('retry');
+    expect(classifyAnswer(answer(413, { success: false, error: 'The file is too large.' }))).toEqual({ kind: 'fatal', message: 'The file is too large.' });
+    expect(classifyAnswer(answer(401, { success: false, error: { error: 'Bad token' } }))).toEqual({ kind: 'fatal', message: 'Bad token' });
+    expect(classifyAnswer(answer(400, 'not json'))).toEqual({ kind: 'fatal', message: 'Error uploading file' });
+  });
+
+  it('retries a 422 only when the server marks it retryable (checksum mismatch)', () => {
+    expect(classifyAnswer(answer(422, { success: false, error: 'Chunk checksum mismatch', retry: true }))).toMatchObject({ kind: 'retry', checksum: true });
+    expect(classifyAnswer(answer(422, { success: false, error: 'Unprocessable' }))).toEqual({ kind: 'fatal', message: 'Unprocessable' });
+  });
+
+  it('honours Retry-After in seconds or as a date on 429', () => {
+    expect(classifyAnswer(answer(429, { success: false, error: 'slow down' }, '7'))).toMatchObject({ kind: 'retry', retryAfterMs: 7000 });
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+  });
+
+  it('plans a resume that skips stored chunks and finishes a cut one from its offset', () => {
+    // 3 chunks of 100 bytes, last 50: chunk 0 stored, 30 bytes of chunk 1 kept.
+    const progress = { received: [0], partial: { chunkIndex: 1, bytes: 30 } };
+    expect(planResume(3, 250, 100, progress)).toEqual([
+      { index: 1, offset: 30 },
+      { index: 2, offset: 0 },
+    ]);
+    expect(acknowledgedBytes(3, 250, 100, progress)).toBe(130);
+    expect(planResume(3, 250, 100, { received: [0, 1, 2], partial: null })).toEqual([]);
+  });
+});

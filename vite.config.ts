@@ -1,0 +1,54 @@
+import { defineConfig } from 'vite';
+import react from '@vitejs/plugin-react';
+import { VitePWA } from 'vite-plugin-pwa';
+
+// The API and files hosts come from /config.json at run time (design §2), so nothing
+// deployment-specific is baked into the build.
+export default defineConfig({
+  plugins: [
+    react(),
+    VitePWA({
+      strategies: 'injectManifest',
+      srcDir: 'src/sw',
+      filename: 'sw.ts',
+      registerType: 'prompt',
+      // src/lib/pwa.ts registers it with workbox-window (the update prompt waits for uploads).
+      injectRegister: false,
+      injectManifest: {
+        // The app shell, static pages, icons and the decorative pictures (issue 5: offline).
+        globPatterns: ['**/*.{js,css,html,svg,png,jpg,jpeg,webp,ico,webmanifest,woff2}'],
+        // Sourcemaps are for debugging, not for offline use.
+        globIgnores: ['**/*.map'],
+        maximumFileSizeToCacheInBytes: 5 * 1024 * 1024,
+        // A classic script: module service workers are still missing in some browsers.
+        rollupFormat: 'iife',
+      },
+      // Issue 5: installable, standalone, and a share target for files of any type.
+      manifest: {
+        id: '/dashboard',
+        name: 'Stash',
+        short_name: 'Stash',
+        description: 'Stash: a modern, invite-only file hosting platform.',
+        start_url: '/dashboard',
+        scope: '/',
+        display: 'standalone',
+        theme_color: '#111827',
+        background_color: '#111827',
+        icons: [
+          { src: '/icons/icon-192.png', sizes: '192x192', type: 'image/png', purpose: 'any' },
+          { src: '/icons/icon-512.png', sizes: '512x512', type: 'image/png', purpose: 'any' },
+          { src: '/icons/maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
+        ],
+        share_target: {
+          action: '/share-target',
+          method: 'POST',
+          enctype: 'multipart/form-data',
+          params: { files: [{ name: 'file', accept: ['*/*'] }] },
+        },
+      },
+      devOptions: { enabled: false },
+    }),
+  ],
+  build: { sourcemap: true, target: 'es2022' },
+  worker: { format: 'es' },
+});
