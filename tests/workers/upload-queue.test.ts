@@ -99,6 +99,13 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     h.proxy.cutNextUpload(40_000, { thenDown: true });
     const [queued] = await queue.enqueue([file]);
     await waitUntil(() => h.proxy.uploads[1]?.cut === true);
+    // The restart comes once the server has stored the 40,000 bytes it was sent. (Restarting
+    // sooner races the request itself: a closing server answers it 503 and keeps nothing, so
+    // the client rightly sends the whole chunk again.)
+    await waitUntil(async () => {
+      const status = await h.t.call<{ partial: { bytes: number } | null }>('/api/v1/files/upload/status', { uploadId: queued!.id }, { token: h.user.token });
+      return status.body.partial?.bytes === 40_000;
+    });
     await h.restartServer();
     // Still retrying against a dead address, without giving up.
     await new Promise((r) => setTimeout(r, 300));
@@ -106,6 +113,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     h.proxy.down = false;
     const done = await waitForState(queue, queued!.id, ['done', 'failed']);
     expect(done.state).toBe('done');
+    expect(h.proxy.uploads.find((u) => u.fields.chunkIndex === '1' && !u.cut)?.fields.chunkOffset).toBe('40000');
     expect(h.proxy.totalFileBytes()).toBe(file.size);
     expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
   });
