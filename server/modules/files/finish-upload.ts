@@ -8,6 +8,7 @@ import { HEAD_BYTES, detectKind, isAllowed, newActualName } from './file-kind.ts
 import { toFileRecord } from './file-record.ts';
 import { insertFile } from './files.repository.ts';
 import type { UploadRow } from './uploads.repository.ts';
+import { isIsoBmffVideo, measureIsoBmffVideo } from './video-size.ts';
 
 /**
  * Turns an upload whose bytes are all stored into a listed file (design §7): type from the
@@ -24,6 +25,7 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
     if (!isAllowed(kind.mime, await deps.settings.mimeTypes())) {
       throw unsupportedType(`Files of type ${kind.mime} are not allowed on this site.`);
     }
+    const dims = isIsoBmffVideo(kind.mime) ? await videoDimensions(deps, key, head, size) : kind;
     await deps.storage.finalize(key, size);
     finalized = true;
     const row = {
@@ -33,8 +35,8 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
       user_id: caller.id,
       size,
       mime_type: kind.mime,
-      width: kind.width,
-      height: kind.height,
+      width: dims.width,
+      height: dims.height,
       time_created: nowSeconds(),
       storage_key: key,
       sha256: null,
@@ -52,6 +54,16 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
 export async function tooLargeMessage(deps: Deps): Promise<string> {
   const mb = (await deps.settings.get()).max_file_size;
   return `The file is larger than the maximum of ${mb} MB.`;
+}
+
+/**
+ * A video's size may sit past the head (moov after mdat), so it is measured apart from
+ * detectKind, which sees only the head. Bounded reads; null on any failure (spec §3).
+ */
+async function videoDimensions(deps: Deps, key: string, head: Buffer, size: number): Promise<{ width: number | null; height: number | null }> {
+  const read = (start: number, end: number) => readAll(deps.storage.readUnfinished(key, start, end));
+  const video = await measureIsoBmffVideo({ head, size, read }).catch(() => null);
+  return { width: video?.width ?? null, height: video?.height ?? null };
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {
