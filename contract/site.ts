@@ -11,4 +11,11 @@ export interface RuntimeConfig {
   turnstileSiteKey: string | null;
   sentryDsn: string | null;
   chunkSize: number;
+  /** Spec §1 "Donation wallets are listed": the operator's DONATION_WALLETS, in their order; [] when unset. */
+  donationWallets: DonationWallet[];
+}
+
+export interface DonationWallet {
+  label: string;
+  address: string;
 }

@@ -20,6 +20,7 @@ export function runtimeConfig(deps: Deps): RuntimeConfig {
     turnstileSiteKey: key('turnstile'),
     sentryDsn: config.sentryDsn,
     chunkSize: CHUNK_SIZE,
+    donationWallets: config.donationWallets.map(({ label, address }) => ({ label, address })),
   };
 }
 

@@ -1,7 +1,7 @@
 // The site's /config.json (design §2): read once at start, so one build serves every deployment.
-import type { RuntimeConfig } from '../../contract/site.ts';
+import type { DonationWallet, RuntimeConfig } from '../../contract/site.ts';
 
-export type { RuntimeConfig };
+export type { DonationWallet, RuntimeConfig };
 
 /** Spec §9: 80 MB chunks; used until /config.json says otherwise. */
 const DEFAULTS: RuntimeConfig = {
@@ -13,6 +13,7 @@ const DEFAULTS: RuntimeConfig = {
   turnstileSiteKey: null,
   sentryDsn: null,
   chunkSize: 83_886_080,
+  donationWallets: [],
 };
 
 let current: RuntimeConfig = DEFAULTS;
@@ -26,7 +27,18 @@ export async function loadRuntimeConfig(): Promise<RuntimeConfig> {
 
 /** Used by main.tsx after loading and by tests to stand in for a deployment. */
 export function setRuntimeConfig(config: Partial<RuntimeConfig>): void {
-  current = { ...DEFAULTS, ...config };
+  current = { ...DEFAULTS, ...config, donationWallets: walletsFrom(config.donationWallets) };
+}
+
+/**
+ * A config.json from before wallets existed (the service worker serves the last one offline) has
+ * no `donationWallets`; anything that is not a list of label/address strings counts as none.
+ */
+function walletsFrom(value: unknown): DonationWallet[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (w): w is DonationWallet => typeof w === 'object' && w !== null && typeof w.label === 'string' && typeof w.address === 'string',
+  );
 }
 
 export function getRuntimeConfig(): RuntimeConfig {

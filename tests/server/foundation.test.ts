@@ -31,6 +31,70 @@ describe('configuration (design §4)', () => {
   });
 });
 
+describe('DONATION_WALLETS (spec §1: the FAQ lists the donation wallets)', () => {
+  function problemsFor(env: Record<string, string>): string[] {
+    try {
+      loadConfig(env);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      return (err as ConfigError).problems;
+    }
+    throw new Error('expected a ConfigError');
+  }
+
+  it('reads "Label=address" entries in order, trimming spaces and skipping empty entries', () => {
+    const config = loadConfig({
+      DONATION_WALLETS: ' Bitcoin (BTC) = bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq ;Monero (XMR)=44AFFq5kSiGBoZ4NMDwYtN18obc8AemS33DBLWs3H7otXft3XjrpDtQGv7SqSsaBYBb98uNbr2VBBEt7f2wfn3RVGQBEP3A;;Pay link=bitcoin:bc1qxy?amount=0.01&label=Stash;',
+    });
+    expect(config.donationWallets).toEqual([
+      { label: 'Bitcoin (BTC)', address: 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq' },
+      { label: 'Monero (XMR)', address: '44AFFq5kSiGBoZ4NMDwYtN18obc8AemS33DBLWs3H7otXft3XjrpDtQGv7SqSsaBYBb98uNbr2VBBEt7f2wfn3RVGQBEP3A' },
+      { label: 'Pay link', address: 'bitcoin:bc1qxy?amount=0.01&label=Stash' },
+    ]);
+    expect(Object.isFrozen(config.donationWallets)).toBe(true);
+  });
+
+  it('has no wallets when unset or blank', () => {
+    expect(loadConfig({}).donationWallets).toEqual([]);
+    expect(loadConfig({ DONATION_WALLETS: '  ' }).donationWallets).toEqual([]);
+    expect(loadConfig({ DONATION_WALLETS: ' ; ' }).donationWallets).toEqual([]);
+  });
+
+  it.each([
+    ['an entry without "="', 'Bitcoin bc1qxyz', /entry 1 .*no "="/],
+    ['an empty label', '=bc1qxyz', /entry 1 .*empty label/],
+    ['a label over 40 characters', `${'L'.repeat(41)}=bc1qxyz`, /entry 1 .*label longer than 40/],
+    ['a label with a control character', 'Bit\u0007coin=bc1qxyz', /entry 1 .*control/],
+    ['an empty address', 'Bitcoin=', /entry 1 .*empty address/],
+    ['an address over 200 characters', `Bitcoin=${'a'.repeat(201)}`, /entry 1 .*address longer than 200/],
+    ['an address with a space', 'Bitcoin=bc1q xyz', /entry 1 .*address with characters other than/],
+    ['an address with markup', 'Bitcoin=bc1q<script>', /entry 1 .*address with characters other than/],
+    ['an address with a quote', `Bitcoin=bc1q"x'y`, /entry 1 .*address with characters other than/],
+    ['more than 10 entries', Array.from({ length: 11 }, (_, i) => `Coin ${i}=addr${i}`).join(';'), /11 entries, at most 10/],
+  ])('refuses %s, naming DONATION_WALLETS and the expected format', (_what, value, detail) => {
+    const problems = problemsFor({ DONATION_WALLETS: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^DONATION_WALLETS /);
+    expect(problems[0]).toMatch(detail);
+    expect(problems[0]).toContain('"Label=address" separated by ";"');
+  });
+
+  it('accepts exactly 10 entries and a 40-character label and 200-character address', () => {
+    expect(loadConfig({ DONATION_WALLETS: Array.from({ length: 10 }, (_, i) => `Coin ${i}=addr${i}`).join(';') }).donationWallets).toHaveLength(10);
+    expect(loadConfig({ DONATION_WALLETS: `${'L'.repeat(40)}=${'a'.repeat(200)}` }).donationWallets).toHaveLength(1);
+  });
+
+  it('names every bad entry in one line, next to the other bad variables', () => {
+    const problems = problemsFor({ DONATION_WALLETS: 'Bitcoin=bc1qok;Monero;=x', API_PORT: 'eighty' });
+    expect(problems).toHaveLength(2);
+    const wallets = problems.find((p) => p.startsWith('DONATION_WALLETS'))!;
+    expect(wallets).toMatch(/entry 2 \("Monero"\) has no "="/);
+    expect(wallets).toMatch(/entry 3 .*empty label/);
+    expect(wallets).not.toMatch(/entry 1/);
+    expect(problems.some((p) => p.startsWith('API_PORT'))).toBe(true);
+  });
+});
+
 describe.each(DIALECTS)('foundation on %s', (dialect) => {
   let t: TestApp;
   afterEach(async () => t?.close());

@@ -1,7 +1,10 @@
+import { CopyLink } from '../../components/copy-link.tsx';
+import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import './public.css';
 
 /** Spec §1: the FAQ's content (costs in dollars per month). */
 export function FaqPage() {
+  const { donationWallets } = useRuntimeConfig();
   return (
     <article className="prose">
       <h1>FAQ</h1>
@@ -40,11 +43,25 @@ export function FaqPage() {
       <h2>Is the code open source?</h2>
       <p>Not yet.</p>
       <h2>How can I help?</h2>
-      <p>Donations keep the service running. The operator lists the donation wallets below; please check each address carefully before sending.</p>
-      <ul>
-        <li>Bitcoin (BTC): ask the operator for the current address</li>
-        <li>Monero (XMR): ask the operator for the current address</li>
-      </ul>
+      {/* Spec §1 "Donation wallets are listed": only the operator's DONATION_WALLETS, never a placeholder. */}
+      {donationWallets.length > 0 ? (
+        <>
+          <p>Donations keep the service running. The operator lists the donation wallets below; please check each address carefully before sending.</p>
+          <ul className="wallets">
+            {donationWallets.map(({ label, address }, i) => (
+              <li key={`${i}-${label}`} className="wallet">
+                <span className="wallet-label">{label}</span>
+                <code className="wallet-address">{address}</code>
+                <CopyLink url={address} asButton>
+                  Copy <span className="visually-hidden">{label} address</span>
+                </CopyLink>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : (
+        <p>Donations keep the service running. No donation wallets are listed yet.</p>
+      )}
     </article>
   );
 }
