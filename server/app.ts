@@ -82,9 +82,11 @@ export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
 }
 
 /** The site origin (design §2): the built PWA with SPA fallback and `/config.json`. */
-export async function buildSite(deps: Deps): Promise<FastifyInstance> {
+export async function buildSite(deps: Deps, distDir?: string): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(deps));
+  // Same answers as the other origins for anything that fails (generic 500, logged).
+  registerErrorHandler(app, { jsonNotFound: false });
   await healthz(app, deps);
-  await registerSite(app, deps);
+  await registerSite(app, deps, distDir);
   return app;
 }

@@ -49,7 +49,7 @@ function aOrAn(type: string): string {
  * The one place errors become answers (style habit 6): client faults keep their message,
  * anything else is logged with context and answered with a generic message.
  */
-export function registerErrorHandler(app: FastifyInstance): void {
+export function registerErrorHandler(app: FastifyInstance, options: { jsonNotFound?: boolean } = {}): void {
   app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
@@ -80,5 +80,6 @@ export function registerErrorHandler(app: FastifyInstance): void {
     request.log.error({ err, url: request.url }, 'request failed');
     return reply.status(500).send({ success: false, error: 'An internal error occurred.' });
   });
-  app.setNotFoundHandler((_request, reply) => reply.status(404).send({ success: false, error: 'Not found.' }));
+  // The site origin answers unknown paths with the SPA shell (server/site/site.ts) instead.
+  if (options.jsonNotFound ?? true) app.setNotFoundHandler((_request, reply) => reply.status(404).send({ success: false, error: 'Not found.' }));
 }

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/test-app.ts';
-import { registerSite } from '../../../server/site/site.ts';
+import { buildSite } from '../../../server/app.ts';
 
 /** The site origin (design §2) with odd paths: never a 5xx, never a file from outside the build. */
 describe('the site origin with odd requests', () => {
@@ -20,8 +20,7 @@ describe('the site origin with odd requests', () => {
     fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>shell</title>');
     fs.writeFileSync(path.join(dist, 'assets', 'app.js'), 'console.log(1)');
     fs.writeFileSync(path.join(root, 'secret.txt'), SECRET);
-    site = Fastify();
-    await registerSite(site, t.deps, dist);
+    site = await buildSite(t.deps, dist);
   });
   afterAll(async () => {
     await site?.close();
