@@ -32,6 +32,8 @@ interface ForwardedUpload {
  */
 class CountingProxy {
   readonly uploads: ForwardedUpload[] = [];
+  /** What files/upload/status told the client the server holds of an unfinished chunk. */
+  readonly storedPartials: { chunkIndex: number; bytes: number }[] = [];
   /** Bytes per second for upload bodies. */
   uploadRate = Infinity;
   down = false;
@@ -87,6 +89,7 @@ class CountingProxy {
         up.resume();
         return;
       }
+      if (statusBody) this.recordStatus(up);
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
     });
@@ -99,6 +102,15 @@ class CountingProxy {
       return;
     }
     this.forwardUpload(req, upstream);
+  }
+
+  private recordStatus(answer: http.IncomingMessage): void {
+    const parts: Buffer[] = [];
+    answer.on('data', (part: Buffer) => parts.push(part));
+    answer.on('end', () => {
+      const body = JSON.parse(Buffer.concat(parts).toString() || '{}') as { partial?: { chunkIndex: number; bytes: number } | null };
+      if (body.partial) this.storedPartials.push(body.partial);
+    });
   }
 
   private forwardUpload(req: http.IncomingMessage, upstream: http.ClientRequest): void {
@@ -464,17 +476,28 @@ describe('the installable app', () => {
       expect(listed.size).toBe(size);
       expect(await sha256OfUrl(listed.url)).toBe(expected);
 
-      const summary = proxy.uploads.map((u) => `${u.fields.chunkIndex}@${u.fields.chunkOffset ?? 0}+${u.fileBytes}${u.cut ? ' cut' : ''}`);
-      // Each resumed request starts exactly where the cut one stopped…
-      const cutChunk1 = proxy.uploads.find((u) => u.fields.chunkIndex === '1' && u.cut);
-      const resumedChunk1 = proxy.uploads.find((u) => u.fields.chunkIndex === '1' && !u.cut);
-      expect(resumedChunk1?.fields.chunkOffset, summary.join(', ')).toBe(String(cutChunk1?.fileBytes));
-      const cutChunk2 = proxy.uploads.find((u) => u.fields.chunkIndex === '2' && u.cut);
-      const resumedChunk2 = proxy.uploads.find((u) => u.fields.chunkIndex === '2' && !u.cut);
-      expect(resumedChunk2?.fields.chunkOffset, summary.join(', ')).toBe(String(cutChunk2?.fileBytes));
-      console.log(`170 MB upload requests: ${summary.join(', ')}`);
-      // …so the server received every byte exactly once.
-      expect(proxy.totalFileBytes(), summary.join(', ')).toBe(size);
+      const summary = proxy.uploads.map((u) => `${u.fields.chunkIndex}@${u.fields.chunkOffset ?? 0}+${u.fileBytes}${u.cut ? ' cut' : ''}`).join(', ');
+      console.log(`170 MB upload requests: ${summary}`);
+      // The multipart parser cannot tell the last bytes of a cut body from the start of the
+      // closing boundary, so it may keep up to that many fewer bytes than were forwarded; those
+      // bytes were never stored and are rightly sent again.
+      const boundaryPrefix = Buffer.byteLength(`\r\n--${'-'.repeat(70)}`);
+      let notStored = 0;
+      for (const chunkIndex of ['1', '2']) {
+        const cut = proxy.uploads.find((u) => u.fields.chunkIndex === chunkIndex && u.cut);
+        const resumed = proxy.uploads.find((u) => u.fields.chunkIndex === chunkIndex && !u.cut);
+        const stored = proxy.storedPartials.filter((p) => String(p.chunkIndex) === chunkIndex).at(-1)?.bytes;
+        // The resumed request starts exactly at what the server said it holds, never before it…
+        expect(stored, summary).toBeDefined();
+        expect(resumed?.fields.chunkOffset, summary).toBe(String(stored));
+        // …and the server held on to all but the ambiguous tail of what reached it.
+        const lost = cut!.fileBytes - stored!;
+        expect(lost, summary).toBeGreaterThanOrEqual(0);
+        expect(lost, summary).toBeLessThan(boundaryPrefix);
+        notStored += lost;
+      }
+      // So the server received every byte once, plus only the few it could not keep.
+      expect(proxy.totalFileBytes(), summary).toBe(size + notStored);
     } finally {
       await context.close();
       await proxy.close();
