@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../tests/helpers/free-port.ts';
+import { spawnServer, waitForHealth } from '../tests/helpers/server-process.ts';
 
 export interface BenchServer {
   apiUrl: string;
@@ -12,56 +12,40 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-
 /** Starts the real server in its own process, so its memory is measured apart from the client's. */
 export async function startServer(env: Record<string, string> = {}, dataDir?: string): Promise<BenchServer> {
   const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'stash-bench-'));
   const [api, files] = [await freePort(), await freePort()];
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, '../server/main.ts')], {
-    env: {
-      ...process.env,
-      DATA_DIR: dir,
-      STASH_ROLES: 'api,files',
-      HOST: '127.0.0.1',
-      API_PORT: String(api),
-      FILES_PORT: String(files),
-      API_URL: `http://127.0.0.1:${api}`,
-      FILES_URL: `http://127.0.0.1:${files}`,
-      ADMIN_USERNAME: 'bench',
-      ADMIN_PASSWORD: 'bench-password',
-      RATE_LIMITS: 'off',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const apiUrl = `http://127.0.0.1:${api}`;
+  const filesUrl = `http://127.0.0.1:${files}`;
+  const server = spawnServer({
+    ...process.env,
+    DATA_DIR: dir,
+    STASH_ROLES: 'api,files',
+    HOST: '127.0.0.1',
+    API_PORT: String(api),
+    FILES_PORT: String(files),
+    API_URL: apiUrl,
+    FILES_URL: filesUrl,
+    ADMIN_USERNAME: 'bench',
+    ADMIN_PASSWORD: 'bench-password',
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'warn',
+    ...env,
   });
   // A benchmark that throws must not leave its server running.
-  const killOnExit = () => child.kill('SIGKILL');
+  const killOnExit = () => server.child.kill('SIGKILL');
   process.once('exit', killOnExit);
-  const apiUrl = `http://127.0.0.1:${api}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      const [a, f] = await Promise.all([fetch(`${apiUrl}/healthz`), fetch(`http://127.0.0.1:${files}/healthz`)]);
-      if (a.ok && f.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error('server did not start within 60 s');
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitForHealth(server, [apiUrl, filesUrl]);
   return {
     apiUrl,
-    filesUrl: `http://127.0.0.1:${files}`,
+    filesUrl,
     dataDir: dir,
-    pid: child.pid ?? 0,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        process.removeListener('exit', killOnExit);
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    pid: server.child.pid ?? 0,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      await server.stop();
+    },
   };
 }
 

@@ -1,8 +1,9 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/free-port.ts';
+import { spawnServer, waitForHealth } from '../helpers/server-process.ts';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -68,23 +69,6 @@ export function ensureBuilt(): void {
   execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
 }
 
-async function waitForHealth(urls: string[], child: ChildProcess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (const url of urls) {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}:\n${log()}`);
-      try {
-        const res = await fetch(`${url}/healthz`);
-        if (res.ok) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`${url}/healthz never answered 200:\n${log()}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
-
 async function waitForInviteKey(log: () => string): Promise<string | null> {
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline) {
@@ -125,26 +109,18 @@ export async function startStack(): Promise<Stack> {
   });
   if (process.env.E2E_DATABASE_URL) env.DATABASE_URL = process.env.E2E_DATABASE_URL;
 
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const log = () => output;
+  const server = spawnServer(env);
+  const log = server.output;
 
   let browser: Browser | null = null;
   const stop = async () => {
     await browser?.close().catch(() => {});
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
+    await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
 
   try {
-    await waitForHealth([siteUrl, apiUrl, filesUrl], child, log);
+    await waitForHealth(server, [siteUrl, apiUrl, filesUrl]);
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

@@ -1,71 +1,49 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../helpers/free-port.ts';
+import { isHealthy, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 
-// server/main.ts as a user runs it: its own process, its own data folder, real ports.
-const MAIN = path.resolve(import.meta.dirname, '../../../server/main.ts');
+type Role = 'site' | 'api' | 'files';
 
-interface Running {
-  child: ChildProcess;
+interface Running extends ServerProcess {
   dataDir: string;
-  ports: { site: number; api: number; files: number };
-  output: () => string;
-  exited: Promise<number | null>;
+  ports: Record<Role, number>;
 }
 
 const started: Running[] = [];
 
-
 async function start(env: Record<string, string> = {}): Promise<Running> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-main-'));
   const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      SITE_PORT: String(ports.site),
-      API_PORT: String(ports.api),
-      FILES_PORT: String(ports.files),
-      ADMIN_USERNAME: 'boss',
-      ADMIN_PASSWORD: 'boss-password',
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const server = spawnServer({
+    ...process.env,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    SITE_PORT: String(ports.site),
+    API_PORT: String(ports.api),
+    FILES_PORT: String(ports.files),
+    ADMIN_USERNAME: 'boss',
+    ADMIN_PASSWORD: 'boss-password',
+    LOG_LEVEL: 'warn',
+    ...env,
   });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const running = { child, dataDir, ports, output: () => out, exited };
+  const running = { ...server, dataDir, ports };
   started.push(running);
   return running;
 }
 
-async function healthy(port: number): Promise<boolean> {
-  try {
-    return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
-  } catch {
-    return false;
-  }
-}
-
-async function waitHealthy(r: Running, roles: (keyof Running['ports'])[]): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (const role of roles) {
-    while (!(await healthy(r.ports[role]))) {
-      if (r.child.exitCode !== null) throw new Error(`server exited: ${r.output()}`);
-      if (Date.now() > deadline) throw new Error(`no /healthz on ${role}: ${r.output()}`);
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  }
-}
+const origin = (port: number) => `http://127.0.0.1:${port}`;
+const healthy = (port: number) => isHealthy(origin(port));
+const waitHealthy = (r: Running, roles: Role[]) =>
+  waitForHealth(
+    r,
+    roles.map((role) => origin(r.ports[role])),
+    30_000,
+  );
 
 afterEach(async () => {
   for (const r of started.splice(0)) {

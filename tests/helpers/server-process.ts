@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * `server/main.ts` as a user runs it, in its own process with real ports: shared by the process
+ * tests, the browser suite's harness and the benchmarks, which differ only in their environment.
+ */
+const MAIN = path.resolve(import.meta.dirname, '../../server/main.ts');
+
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Everything the server printed so far (stdout and stderr), for failure messages. */
+  output(): string;
+  /** The exit code once the process ends. */
+  exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** `env` is the whole environment the server sees (callers start from `process.env`). */
+export function spawnServer(env: NodeJS.ProcessEnv): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: path.dirname(path.dirname(MAIN)), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => out,
+    exited,
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** True when `<origin>/healthz` answers 200 right now. */
+export async function isHealthy(origin: string): Promise<boolean> {
+  try {
+    return (await fetch(`${origin}/healthz`)).ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until every origin's `/healthz` answers 200; fails early, with the output, if the server exits. */
+export async function waitForHealth(server: ServerProcess, origins: string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const origin of origins) {
+    while (!(await isHealthy(origin))) {
+      if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
+      if (Date.now() > deadline) throw new Error(`${origin}/healthz never answered 200:\n${server.output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
