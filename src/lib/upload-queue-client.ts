@@ -4,6 +4,7 @@ import type { UploadItem, Uploader } from './uploader.ts';
 import { getRuntimeConfig } from './runtime-config.ts';
 import { getToken } from './token.ts';
 import { notifyError } from './notify.ts';
+import { finishedNotice, newlyFinished } from './finished-notice.ts';
 
 /** Issue 5: said once per batch that has to stay in memory. */
 export const NOT_PERSISTENT_MESSAGE = 'Storage is short: this upload will not survive a reload. Keep this page open until it finishes.';
@@ -153,14 +154,6 @@ export class UploadQueueClient implements Uploader {
   }
 }
 
-/** Uploads seen unfinished before and done now: each is announced once, never one already done at load. */
-export function newlyFinished(before: ReadonlyMap<string, Pick<UploadItem, 'state'>>, items: UploadItem[]): UploadItem[] {
-  return items.filter((item) => {
-    const was = before.get(item.id);
-    return was !== undefined && was.state !== 'done' && item.state === 'done';
-  });
-}
-
 /** Still moving, or paused but living only in this page (a reload would lose it). */
 export function isActive(item: UploadItem): boolean {
   return item.state === 'waiting' || item.state === 'uploading' || item.state === 'offline' || (!item.persistent && item.state === 'paused');
@@ -169,12 +162,12 @@ export function isActive(item: UploadItem): boolean {
 export async function showFinishedNotification(item: UploadItem): Promise<void> {
   if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
   if (document.visibilityState === 'visible') return;
-  const body = item.url ? `${item.name} is uploaded: ${item.url}` : `${item.name} is uploaded.`;
+  const { title, options } = finishedNotice(item);
   try {
     // Android only shows notifications through the service worker.
     const registration = await navigator.serviceWorker?.getRegistration();
-    if (registration) await registration.showNotification('Upload finished', { body, tag: item.id, data: { url: item.url } });
-    else new Notification('Upload finished', { body, tag: item.id });
+    if (registration) await registration.showNotification(title, options);
+    else new Notification(title, options);
   } catch {
     // a refused notification changes nothing about the upload
   }

@@ -3,6 +3,8 @@ import { broadcastChannel, globalNetwork } from '../workers/queue/environment.ts
 import { fetchTransport } from '../workers/queue/transport.ts';
 import { UploadQueue } from '../workers/queue/upload-queue.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
+import { finishedNotice, newlyFinished } from '../lib/finished-notice.ts';
+import type { UploadItem } from '../lib/uploader.ts';
 
 export const SYNC_TAG = 'stash-upload-queue';
 export const WAKE_MESSAGE = 'stash-wake-uploads';
@@ -39,17 +41,29 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     },
     chunkSize: auth.chunkSize || CHUNK_SIZE,
   });
+  const states = (items: UploadItem[]) => new Map(items.map((item) => [item.id, { state: item.state }]));
+  let seen = states(await queue.list());
   queue.start();
   const deadline = Date.now() + SYNC_BUDGET_MS;
   let pending = true;
   while (Date.now() < deadline) {
     const items = await queue.list();
+    // No page is open to tell the user: the service worker announces what it finished.
+    for (const item of newlyFinished(seen, items)) await announce(scope, item);
+    seen = states(items);
     pending = items.some((item) => item.state !== 'done' && item.state !== 'failed' && item.state !== 'paused');
     if (!pending) break;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   await queue.close();
   channel.close();
   store.close();
   if (pending) throw new Error('Uploads still pending: retry the sync later');
+}
+
+async function announce(scope: ServiceWorkerGlobalScope, item: UploadItem): Promise<void> {
+  if (Notification.permission !== 'granted') return;
+  const { title, options } = finishedNotice(item);
+  // A refused notification changes nothing about the upload.
+  await scope.registration.showNotification(title, options).catch(() => undefined);
 }

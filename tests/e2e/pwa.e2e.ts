@@ -385,10 +385,11 @@ describe('the installable app', () => {
     }
   });
 
-  it('uploads a queued file from Background Sync with no page of the app open', async () => {
+  it('uploads a queued file from Background Sync with no page of the app open, and says so in a notification', async () => {
     const proxy = new CountingProxy();
     const proxyUrl = await proxy.listen();
     const { context, page } = await openSignedIn(proxy, proxyUrl);
+    await context.grantPermissions(['notifications'], { origin: stack.siteUrl });
     const name = `synced-${Date.now()}.txt`;
     const bytes = Buffer.from(`sent by the service worker ${crypto.randomUUID()}\n`.repeat(3000));
     const filePath = path.join(tmpDir, name);
@@ -418,6 +419,16 @@ describe('the installable app', () => {
       await cdp.send('ServiceWorker.dispatchSyncEvent', { origin: stack.siteUrl, registrationId, tag: 'stash-upload-queue', lastChance: false });
       const listed = await waitForFile(name, 60_000);
       expect(await sha256OfUrl(listed.url)).toBe(crypto.createHash('sha256').update(bytes).digest('hex'));
+
+      // No page was open to tell the user, so the service worker did.
+      const app = await context.newPage();
+      await app.goto(`${stack.siteUrl}/privacy`);
+      const notifications = () =>
+        app.evaluate(async () => {
+          const registration = await navigator.serviceWorker.getRegistration();
+          return ((await registration?.getNotifications()) ?? []).map((n) => [n.title, n.body]);
+        });
+      await expect.poll(notifications, { timeout: 15_000, interval: 250 }).toContainEqual(['Upload finished', `${name} is uploaded: ${listed.url}`]);
     } finally {
       await context.close();
       await proxy.close();

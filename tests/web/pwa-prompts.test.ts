@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { showUpdatePrompt, type UpdateTarget } from '../../src/lib/pwa.ts';
-import { newlyFinished, showFinishedNotification } from '../../src/lib/upload-queue-client.ts';
+import { newlyFinished } from '../../src/lib/finished-notice.ts';
+import { showFinishedNotification } from '../../src/lib/upload-queue-client.ts';
 import type { UploadItem } from '../../src/lib/uploader.ts';
 
 function item(id: string, state: UploadItem['state'], extra: Partial<UploadItem> = {}): UploadItem {
