@@ -42,7 +42,8 @@ export async function createHarness(dialect: Dialect): Promise<Harness> {
   const user = await t.createUser();
   const hub = createChannelHub();
   proxy.settleCut = async (seen) => {
-    const deadline = Date.now() + 3000;
+    // Generous: on a loaded CI machine the server may take a while to record a cut chunk.
+    const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       const status = await t.call<{ received?: number[]; partial?: { chunkIndex: number; bytes: number } | null }>(
         '/api/v1/files/upload/status',
