@@ -45,6 +45,13 @@ export interface TestApp {
 
 let userCounter = 0;
 
+/**
+ * Kysely's migrator reads the catalog of every schema in the database, and PostgreSQL fails that
+ * read ("schema … does not exist") when another test drops its schema at the same moment. Test
+ * files run in parallel, so migrations hold this advisory lock shared and drops take it alone.
+ */
+const SCHEMA_DDL_LOCK = 0x57a54;
+
 /** A fresh app per test (style habit 9): its own data folder and its own database or schema. */
 export async function createTestApp(
   dialect: Dialect = 'sqlite',
@@ -54,20 +61,22 @@ export async function createTestApp(
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-test-'));
   let databaseUrl = `sqlite://${path.join(dataDir, 'stash.db')}`;
   let dropSchema: (() => Promise<void>) | null = null;
+  let migrationGuard: pg.Client | null = null;
   let dbOptions = overrides.db;
   if (dialect === 'postgres') {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_DATABASE_URL is not set');
     const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    await admin.end();
+    migrationGuard = new pg.Client({ connectionString: url });
+    await migrationGuard.connect();
+    await migrationGuard.query(`create schema ${schema}`);
+    await migrationGuard.query('select pg_advisory_lock_shared($1)', [SCHEMA_DDL_LOCK]);
     databaseUrl = url;
     dbOptions = { ...dbOptions, searchPath: schema, poolSize: 5 };
     dropSchema = async () => {
       const c = new pg.Client({ connectionString: url });
       await c.connect();
+      await c.query('select pg_advisory_lock($1)', [SCHEMA_DDL_LOCK]);
       await c.query(`drop schema ${schema} cascade`);
       await c.end();
     };
@@ -81,7 +90,12 @@ export async function createTestApp(
     ADMIN_PASSWORD: 'admin-password-1',
     ...env,
   });
-  const deps = await createDeps(config, { ...overrides, db: dbOptions });
+  let deps: Deps;
+  try {
+    deps = await createDeps(config, { ...overrides, db: dbOptions });
+  } finally {
+    await migrationGuard?.end();
+  }
   const boot = await bootstrap(deps);
   const api = await buildApi(deps);
   const files = await buildFilesHost(deps);
