@@ -24,7 +24,8 @@ function baseOptions(deps: Deps): FastifyServerOptions {
 }
 
 async function healthz(app: FastifyInstance, deps: Deps): Promise<void> {
-  app.get('/healthz', async (_req, reply) => {
+  // Polled every few seconds by load balancers and orchestrators: not worth a log line each time.
+  app.get('/healthz', { logLevel: 'warn' }, async (_req, reply) => {
     try {
       await deps.db.selectFrom('roles').select('id').limit(1).execute();
       return { ok: true };

@@ -79,6 +79,14 @@ describe('the server process (issue 2: listeners, roles, shutdown)', () => {
     expect(login.status).toBe(200);
   });
 
+  it('logs requests at LOG_LEVEL=info but not the /healthz polls', async () => {
+    const r = await start({ STASH_ROLES: 'site', LOG_LEVEL: 'info' });
+    await waitHealthy(r, ['site']);
+    await fetch(`http://127.0.0.1:${r.ports.site}/config.json`);
+    await expect.poll(() => r.output()).toContain('"url":"/config.json"');
+    expect(r.output()).not.toContain('"url":"/healthz"');
+  });
+
   it('runs only the roles STASH_ROLES names', async () => {
     const r = await start({ STASH_ROLES: 'api' });
     await waitHealthy(r, ['api']);
