@@ -9,6 +9,7 @@ import { toFileRecord } from './file-record.ts';
 import { insertFile } from './files.repository.ts';
 import type { UploadRow } from './uploads.repository.ts';
 import { isIsoBmffVideo, measureIsoBmffVideo } from './video-size.ts';
+import { isMatroskaVideo, measureMatroskaVideo } from './matroska-size.ts';
 
 /**
  * Turns an upload whose bytes are all stored into a listed file (design §7): type from the
@@ -25,7 +26,7 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
     if (!isAllowed(kind.mime, await deps.settings.mimeTypes())) {
       throw unsupportedType(`Files of type ${kind.mime} are not allowed on this site.`);
     }
-    const dims = isIsoBmffVideo(kind.mime) ? await videoDimensions(deps, key, head, size) : kind;
+    const dims = kind.mime.startsWith('video/') ? await videoDimensions(deps, key, kind.mime, head, size) : kind;
     await deps.storage.finalize(key, size);
     finalized = true;
     const row = {
@@ -57,12 +58,16 @@ export async function tooLargeMessage(deps: Deps): Promise<string> {
 }
 
 /**
- * A video's size may sit past the head (moov after mdat), so it is measured apart from
+ * A video's size may sit past the head (an MP4's moov after mdat), so it is measured apart from
  * detectKind, which sees only the head. Bounded reads; null on any failure (spec §3).
  */
-async function videoDimensions(deps: Deps, key: string, head: Buffer, size: number): Promise<{ width: number | null; height: number | null }> {
+async function videoDimensions(deps: Deps, key: string, mime: string, head: Buffer, size: number): Promise<{ width: number | null; height: number | null }> {
   const read = (start: number, end: number) => readAll(deps.storage.readUnfinished(key, start, end));
-  const video = await measureIsoBmffVideo({ head, size, read }).catch(() => null);
+  const video = isIsoBmffVideo(mime)
+    ? await measureIsoBmffVideo({ head, size, read }).catch(() => null)
+    : isMatroskaVideo(mime)
+      ? await measureMatroskaVideo(head, mime, size)
+      : null;
   return { width: video?.width ?? null, height: video?.height ?? null };
 }
 

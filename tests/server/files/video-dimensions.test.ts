@@ -5,6 +5,8 @@ import { HEAD_BYTES, isAllowed } from '../../../server/modules/files/file-kind.t
 import { DEFAULT_PROBE_LIMITS, isIsoBmffVideo, measureIsoBmffVideo } from '../../../server/modules/files/video-size.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
+import { isMatroskaVideo, measureMatroskaVideo } from '../../../server/modules/files/matroska-size.ts';
+import { webmBytes } from './fixtures/webm.ts';
 import { mp4Bytes, mp4Pieces, piecesSize, readPieces, type Mp4Spec, type Piece } from './fixtures/mp4.ts';
 
 interface FileBody {
@@ -71,6 +73,18 @@ describe.each(DIALECTS)('video width and height of uploads on %s (spec §3)', (d
     const file = last.file as FileBody;
     expect(file).toMatchObject({ mime_type: 'video/mp4', width: 640, height: 360 });
     expect(await listed(file.actual_name)).toMatchObject({ width: 640, height: 360 });
+  });
+
+  it('records the size of a WebM and a Matroska video from their Tracks', async () => {
+    t = await createHttpTestApp(dialect);
+    user = await t.createUser();
+    for (const [docType, mime] of [['webm', 'video/webm'], ['matroska', 'video/matroska']] as const) {
+      const data = webmBytes({ docType, video: [{ width: 1280, height: 720 }], clusterBytes: 400 * 1024 });
+      expect((await fileTypeFromBuffer(data))?.mime).toBe(mime);
+      const file = await whole(data, `recording.${docType === 'webm' ? 'webm' : 'mkv'}`);
+      expect(file).toMatchObject({ mime_type: mime, width: 1280, height: 720 });
+      expect(await listed(file.actual_name)).toMatchObject({ width: 1280, height: 720 });
+    }
   });
 
   it('keeps a broken MP4 (a valid ftyp, then junk or a cut-off moov) with no size', async () => {
@@ -184,5 +198,27 @@ describe('measureIsoBmffVideo (video-size.ts)', () => {
   it('covers the ISO-BMFF video types file-type reports, not WebM, Matroska or AVI', () => {
     for (const mime of ['video/mp4', 'video/quicktime', 'video/x-m4v', 'video/3gpp', 'video/3gpp2']) expect(isIsoBmffVideo(mime)).toBe(true);
     for (const mime of ['video/webm', 'video/x-matroska', 'video/vnd.avi', 'audio/mp4', 'image/heic']) expect(isIsoBmffVideo(mime)).toBe(false);
+  });
+});
+
+describe('measureMatroskaVideo (matroska-size.ts)', () => {
+  it('reads the largest video track from a head that ends inside the media', async () => {
+    const data = webmBytes({ video: [{ width: 320, height: 180 }, { width: 1920, height: 1080 }], clusterBytes: 2 * HEAD_BYTES });
+    const head = data.subarray(0, HEAD_BYTES);
+    expect(await measureMatroskaVideo(head, 'video/webm', data.length)).toEqual({ width: 1920, height: 1080 });
+  });
+
+  it('answers null for a file with no video track, a cut-off header and junk', async () => {
+    const audioOnly = webmBytes({ video: [] });
+    expect(await measureMatroskaVideo(audioOnly, 'video/webm', audioOnly.length)).toBeNull();
+    const whole = webmBytes({ video: [{ width: 640, height: 480 }] });
+    expect(await measureMatroskaVideo(whole.subarray(0, 60), 'video/webm', whole.length)).toBeNull();
+    const junk = Buffer.concat([whole.subarray(0, 40), Buffer.alloc(2000, 0xff)]);
+    expect(await measureMatroskaVideo(junk, 'video/webm', junk.length)).toBeNull();
+  });
+
+  it('covers WebM and Matroska only', () => {
+    for (const mime of ['video/webm', 'video/matroska', 'video/x-matroska']) expect(isMatroskaVideo(mime)).toBe(true);
+    for (const mime of ['video/mp4', 'audio/webm', 'video/vnd.avi']) expect(isMatroskaVideo(mime)).toBe(false);
   });
 });
