@@ -185,6 +185,12 @@ export function loadConfig(env: Env = process.env): Config {
     if (!ok) problems.push(`REDIS_URL must be a redis:// or rediss:// URL with a host (got "${redactUrl(redisUrl)}")`);
   }
 
+  const sentryDsn = url('SENTRY_DSN', null);
+  // The browser SDK refuses any other shape (and only says so in the visitor's console).
+  if (sentryDsn !== null && !/^https?:\/\/\w+(:\w*)?@[\w.-]+(:\d+)?\/.+$/.test(sentryDsn)) {
+    problems.push(`SENTRY_DSN must look like https://<public key>@<host>/<project id>, as Sentry shows it (got "${redactUrl(sentryDsn)}")`);
+  }
+
   const wallets = parseDonationWallets(str('DONATION_WALLETS'));
   if (wallets.errors.length > 0) {
     problems.push(`DONATION_WALLETS ${wallets.errors.join('; ')}. Expected ${DONATION_WALLETS_FORMAT}`);
@@ -203,7 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
       hcaptcha: captcha('HCAPTCHA', 'https://api.hcaptcha.com/siteverify'),
       turnstile: captcha('TURNSTILE', 'https://challenges.cloudflare.com/turnstile/v0/siteverify'),
     },
-    sentryDsn: url('SENTRY_DSN', null),
+    sentryDsn,
     communityUrl: url('COMMUNITY_URL', null),
     donationWallets: wallets.wallets,
     siteName: str('SITE_NAME') ?? 'Stash',

@@ -29,6 +29,15 @@ describe('configuration (design §4)', () => {
   it('requires the S3 credentials when the S3 driver is chosen', () => {
     expect(() => loadConfig({ STORAGE_DRIVER: 's3' })).toThrow(/S3_BUCKET[\s\S]*S3_ACCESS_KEY_ID[\s\S]*S3_SECRET_ACCESS_KEY/);
   });
+
+  it('takes a Sentry DSN only in the shape the browser SDK accepts', () => {
+    const dsn = 'https://abc123def@o12345.ingest.sentry.io/4504';
+    expect(loadConfig({ SENTRY_DSN: dsn }).sentryDsn).toBe(dsn);
+    expect(loadConfig({ SENTRY_DSN: 'http://publickey@127.0.0.1:9000/1' }).sentryDsn).toBe('http://publickey@127.0.0.1:9000/1');
+    for (const bad of ['https://o12345.ingest.sentry.io/4504', 'https://public-key@sentry.example/1', 'https://abc@sentry.example/']) {
+      expect(() => loadConfig({ SENTRY_DSN: bad }), bad).toThrow(/SENTRY_DSN must look like https:\/\/<public key>@<host>\/<project id>/);
+    }
+  });
 });
 
 describe('DONATION_WALLETS (spec §1: the FAQ lists the donation wallets)', () => {
