@@ -79,8 +79,11 @@ async function waitForInviteKey(log: () => string): Promise<string | null> {
   return null;
 }
 
-/** Starts the real server (all three roles, fresh SQLite in a temp folder) and Chromium. */
-export async function startStack(): Promise<Stack> {
+/**
+ * Starts the real server (all three roles, fresh SQLite in a temp folder) and Chromium.
+ * `extraEnv` adds deployment settings a file needs (e.g. SENTRY_DSN pointing at a stand-in).
+ */
+export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
   ensureBuilt();
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-e2e-'));
@@ -108,6 +111,7 @@ export async function startStack(): Promise<Stack> {
     NODE_ENV: 'production',
   });
   if (process.env.E2E_DATABASE_URL) env.DATABASE_URL = process.env.E2E_DATABASE_URL;
+  Object.assign(env, extraEnv);
 
   const server = spawnServer(env);
   const log = server.output;
