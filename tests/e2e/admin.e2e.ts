@@ -40,6 +40,8 @@ describe('the admin screens against the real server', () => {
       await admin.page.goto(`${stack.siteUrl}/admin/users`);
       await admin.page.getByRole('searchbox', { name: 'Search' }).fill(name);
       const roleSelect = admin.page.getByRole('combobox', { name: `Role of ${name}` });
+      // The list re-renders once the search applies: wait for the newcomer's row (allTextContents does not).
+      await roleSelect.waitFor();
       expect(await roleSelect.locator('option').allTextContents()).toEqual(['default', 'trusted', 'mod']);
       await roleSelect.selectOption('mod');
       await expect.poll(async () => {
