@@ -30,5 +30,6 @@ export async function initSentry(config: RuntimeConfig): Promise<void> {
  */
 export function reportError(error: unknown): void {
   if (sdk) sdk.captureException(error);
-  else early?.push(error);
+  // Bounded like the SDK's own buffer, in case the SDK never arrives (offline, blocked).
+  else if (early && early.length < 30) early.push(error);
 }
