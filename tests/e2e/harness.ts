@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../helpers/free-port.ts';
 import { spawnServer, waitForHealth } from '../helpers/server-process.ts';
+import { buildIsStale, buildWebApp } from '../../scripts/web-build.mjs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -43,30 +43,15 @@ export interface WatchedPage {
 }
 
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
 /**
- * The suite tests the built app the site listener serves. It builds when dist/index.html is
- * missing or older than the sources, so a stale build never hides a change (E2E_SKIP_BUILD=1
- * trusts whatever dist/ holds).
+ * The suite tests the built app the site listener serves. It builds when dist/ is missing or
+ * older than the sources, so a stale build never hides a change (E2E_SKIP_BUILD=1 trusts
+ * whatever dist/ holds).
  */
 export function ensureBuilt(): void {
-  const index = path.join(ROOT, 'dist', 'index.html');
-  if (process.env.E2E_SKIP_BUILD === '1' && fs.existsSync(index)) return;
-  const stale =
-    !fs.existsSync(index) ||
-    fs.statSync(index).mtimeMs < Math.max(newestMtime(path.join(ROOT, 'src')), fs.statSync(path.join(ROOT, 'index.html')).mtimeMs);
-  if (!stale) return;
-  // vitest runs with NODE_ENV=test, which would make Vite build React's development bundle:
-  // the browser suite must test what users get.
-  execFileSync('npx', ['vite', 'build', '--logLevel', 'warn'], { cwd: ROOT, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } });
+  if (process.env.E2E_SKIP_BUILD === '1' && fs.existsSync(path.join(ROOT, 'dist', 'index.html'))) return;
+  if (!buildIsStale(ROOT)) return;
+  if (buildWebApp(ROOT, { quiet: true }) !== 0) throw new Error('the web app did not build');
 }
 
 async function waitForInviteKey(log: () => string): Promise<string | null> {

@@ -1,0 +1,2 @@
+export function buildIsStale(root: string): boolean;
+export function buildWebApp(root: string, options?: { quiet?: boolean }): number;
