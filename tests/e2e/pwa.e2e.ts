@@ -108,8 +108,12 @@ class CountingProxy {
     const parts: Buffer[] = [];
     answer.on('data', (part: Buffer) => parts.push(part));
     answer.on('end', () => {
-      const body = JSON.parse(Buffer.concat(parts).toString() || '{}') as { partial?: { chunkIndex: number; bytes: number } | null };
-      if (body.partial) this.storedPartials.push(body.partial);
+      try {
+        const body = JSON.parse(Buffer.concat(parts).toString()) as { partial?: { chunkIndex: number; bytes: number } | null };
+        if (body.partial) this.storedPartials.push(body.partial);
+      } catch {
+        // Not a status answer (a 5xx page from a server going down): nothing stored to record.
+      }
     });
   }
 
