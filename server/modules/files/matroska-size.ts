@@ -1,5 +1,5 @@
 import { parseBuffer } from 'music-metadata';
-import type { VideoSize } from './video-size.ts';
+import { largestVideo, type VideoSize } from './video-size.ts';
 
 /**
  * Width and height of a WebM or Matroska video from the head already read for the type (spec
@@ -18,13 +18,7 @@ export async function measureMatroskaVideo(head: Buffer, mime: string, size: num
   try {
     // duration: false keeps the parser from walking every Cluster for a duration we do not need.
     const meta = await parseBuffer(head, { mimeType: mime, size }, { duration: false, skipCovers: true });
-    let best: VideoSize | null = null;
-    for (const track of meta.format.trackInfo) {
-      const width = track.video?.pixelWidth ?? 0;
-      const height = track.video?.pixelHeight ?? 0;
-      if (width > 0 && height > 0 && (!best || width * height > best.width * best.height)) best = { width, height };
-    }
-    return best;
+    return largestVideo(meta.format.trackInfo.map((track) => ({ width: track.video?.pixelWidth ?? 0, height: track.video?.pixelHeight ?? 0 })));
   } catch {
     // A cut-off or malformed head: the size stays null and the upload goes on (spec §3).
     return null;

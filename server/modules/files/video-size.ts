@@ -121,14 +121,21 @@ function append(file: ISOFile, bytes: Buffer, fileStart: number, last: boolean):
  * in the track matrix (portrait phone videos) swaps the two, as players show them.
  */
 function displaySize(tracks: Track[]): VideoSize | null {
+  return largestVideo(
+    tracks.map((track) => {
+      const fromHeader = track.track_width > 0 && track.track_height > 0;
+      const width = Math.round(fromHeader ? track.track_width : (track.video?.width ?? 0));
+      const height = Math.round(fromHeader ? track.track_height : (track.video?.height ?? 0));
+      return isQuarterTurn(track.matrix) ? { width: height, height: width } : { width, height };
+    }),
+  );
+}
+
+/** The video track people watch: the largest by area, so a thumbnail or cover track never wins. Empty sizes are skipped. */
+export function largestVideo(sizes: VideoSize[]): VideoSize | null {
   let best: VideoSize | null = null;
-  for (const track of tracks) {
-    const fromHeader = track.track_width > 0 && track.track_height > 0;
-    let width = Math.round(fromHeader ? track.track_width : (track.video?.width ?? 0));
-    let height = Math.round(fromHeader ? track.track_height : (track.video?.height ?? 0));
-    if (!(width > 0 && height > 0)) continue;
-    if (isQuarterTurn(track.matrix)) [width, height] = [height, width];
-    if (!best || width * height > best.width * best.height) best = { width, height };
+  for (const size of sizes) {
+    if (size.width > 0 && size.height > 0 && (!best || size.width * size.height > best.width * best.height)) best = size;
   }
   return best;
 }
