@@ -76,10 +76,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     await waitUntil(() => h.proxy.uploads[1]?.cut === true);
     await first.queue.close(); // the page goes away mid-chunk
     first.store.close();
-    await waitUntil(async () => {
-      const status = await h.t.call<{ partial: { bytes: number } | null }>('/api/v1/files/upload/status', { uploadId: queued!.id }, { token: h.user.token });
-      return status.body.partial?.bytes === 30_000;
-    });
+    await waitUntil(async () => (await h.storedPartialBytes(queued!.id)) === 30_000);
 
     const second = await h.openTab();
     const before = (await second.queue.list()).find((i) => i.id === queued!.id);
@@ -102,10 +99,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     // The restart comes once the server has stored the 40,000 bytes it was sent. (Restarting
     // sooner races the request itself: a closing server answers it 503 and keeps nothing, so
     // the client rightly sends the whole chunk again.)
-    await waitUntil(async () => {
-      const status = await h.t.call<{ partial: { bytes: number } | null }>('/api/v1/files/upload/status', { uploadId: queued!.id }, { token: h.user.token });
-      return status.body.partial?.bytes === 40_000;
-    });
+    await waitUntil(async () => (await h.storedPartialBytes(queued!.id)) === 40_000);
     await h.restartServer();
     // Still retrying against a dead address, without giving up.
     await new Promise((r) => setTimeout(r, 300));

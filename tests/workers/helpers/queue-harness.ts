@@ -21,6 +21,8 @@ export interface Harness {
   user: TestUser;
   proxy: UploadProxy;
   apiUrl: string;
+  /** What files/upload/status says the server holds of the upload's unfinished chunk (null: none). */
+  storedPartialBytes(uploadId: string): Promise<number | null>;
   dbName: string;
   /** One browser: tabs share its locks and its broadcast channel. */
   locks: LockManagerLike;
@@ -41,24 +43,20 @@ export async function createHarness(dialect: Dialect): Promise<Harness> {
   const apiUrl = await proxy.listen();
   const user = await t.createUser();
   const hub = createChannelHub();
+  const storedPartialBytes = async (uploadId: string) => {
+    const status = await t.call<{ partial?: { chunkIndex: number; bytes: number } | null }>('/api/v1/files/upload/status', { uploadId }, { token: user.token });
+    return status.body.partial?.bytes ?? null;
+  };
   proxy.settleCut = async (seen) => {
     // Generous: on a loaded CI machine the server may take a while to record a cut chunk.
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const status = await t.call<{ received?: number[]; partial?: { chunkIndex: number; bytes: number } | null }>(
-        '/api/v1/files/upload/status',
-        { uploadId: seen.fields.uploadId },
-        { token: user.token },
-      );
-      if (status.body.partial?.bytes === seen.fileBytes) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await waitUntil(async () => (await storedPartialBytes(seen.fields.uploadId ?? '')) === seen.fileBytes, 10_000).catch(() => undefined);
   };
   const h: Harness = {
     t,
     user,
     proxy,
     apiUrl,
+    storedPartialBytes,
     dbName: `stash-uploads-${crypto.randomUUID()}`,
     locks: createLocks(),
     channel: hub,
