@@ -53,7 +53,7 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     seen = states(items);
     pending = items.some((item) => item.state !== 'done' && item.state !== 'failed' && item.state !== 'paused');
     if (!pending) break;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
   }
   await queue.close();
   channel.close();
