@@ -11,11 +11,22 @@ import type { Readable } from 'node:stream';
  */
 export interface Storage {
   /**
-   * Writes `source` into the unfinished object `key` starting at byte `offset`.
-   * Resolves with the number of bytes written; when `source` fails midway, the bytes that
-   * arrived stay written and the error carries their count as `bytesWritten`.
+   * Writes `source` into the unfinished object `key` starting at byte `offset`. One call never
+   * crosses a chunk boundary (offset and offset + bytes stay inside one chunk of the driver's
+   * chunk size). Resolves with the number of bytes written only once they are durable (design
+   * §7: fsync on disk, acknowledged by the store on S3); when `source` fails midway, the bytes
+   * that arrived stay written and durable, and the error carries their count as `bytesWritten`.
    */
   writeAt(key: string, offset: number, source: Readable): Promise<number>;
+  /**
+   * How many bytes of `[start, end)` of the unfinished object are durably stored, contiguous
+   * from `start`, read from the store itself rather than from a database record: after a
+   * crash midway through a chunk this is what `files/upload/status` reports (design §7).
+   * A driver may under-report by at most its checkpoint granularity (≤ 8 MiB), never over-report.
+   */
+  storedBytes(key: string, start: number, end: number): Promise<number>;
+  /** Forgets the bytes of `[start, end)` (a chunk refused by its size or checksum), so storedBytes reports 0 there. */
+  resetRange(key: string, start: number, end: number): Promise<void>;
   /** Reads back `[start, end)` of an unfinished object (to re-hash a chunk resumed midway). */
   readUnfinished(key: string, start: number, end: number): Readable;
   /** Makes the unfinished object `key` a stored object of `size` bytes. */
