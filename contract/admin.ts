@@ -81,6 +81,36 @@ export const adminSetMaxFileSize = endpoint(
   SuccessOnly,
 );
 
+/**
+ * Per-user bounds (design §6, issue 8 item 4), sizes in MB. `storage_quota` is per role, null
+ * meaning unlimited.
+ */
+export const UploadLimits = Type.Object({
+  max_unfinished_uploads: Type.Integer(),
+  max_unfinished_size: Type.Integer(),
+  max_url_fetches: Type.Integer(),
+  storage_quota: Type.Object({
+    default: Type.Union([Type.Integer(), Type.Null()]),
+    trusted: Type.Union([Type.Integer(), Type.Null()]),
+    mod: Type.Union([Type.Integer(), Type.Null()]),
+    admin: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+});
+export const adminLimits = endpoint('/api/v1/admin/get/limits', TokenOnly, Type.Object({ success: Ok, limits: UploadLimits }));
+export const LimitName = Type.Union([Type.Literal('max_unfinished_uploads'), Type.Literal('max_unfinished_size'), Type.Literal('max_url_fetches')]);
+export const adminSetLimit = endpoint(
+  '/api/v1/admin/set/limit',
+  // At least 1: a bound of 0 would close uploads, which allow_uploading already does with a clearer message.
+  Body({ token: Token, setting: LimitName, value: Type.Integer({ minimum: 1, maximum: 1_048_576 }) }),
+  SuccessOnly,
+);
+export const adminSetStorageQuota = endpoint(
+  '/api/v1/admin/set/storagequota',
+  // In MB; null lifts the quota (unlimited, the default).
+  Body({ token: Token, roleName: RoleName, quotaMb: Type.Union([Type.Integer({ minimum: 0, maximum: 1_073_741_824 }), Type.Null()]) }),
+  SuccessOnly,
+);
+
 export const UserSort = Type.Optional(
   Type.Union([Type.Literal('time_created_desc'), Type.Literal('time_created_asc'), Type.Literal('role')]),
 );

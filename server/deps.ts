@@ -20,6 +20,8 @@ export interface Deps {
   settings: SettingsService;
   /** Bytes of every upload chunk but the last: CHUNK_SIZE (spec §9) outside tests. */
   uploadChunkSize: number;
+  /** How long a chunk's write lease lasts unrenewed (design §7); a crashed writer's chunk can be resumed after it. */
+  uploadLeaseMs: number;
   /** Shared rate-limit counters (design §6 across API processes); null without REDIS_URL or with RATE_LIMITS=off. */
   redis: Redis | null;
   rateLimitNamespace: string;
@@ -32,8 +34,23 @@ export interface DepsOverrides {
   db?: OpenOptions;
   /** Tests only: a smaller chunk size, so a 3-chunk upload needs kilobytes, not 240 MB. */
   uploadChunkSize?: number;
+  /** Tests only: a shorter chunk lease, so a resume after a simulated crash need not wait 15 s. */
+  uploadLeaseMs?: number;
   /** Tests only: a fresh key prefix, so runs sharing one Redis don't count each other's requests. */
   rateLimitNamespace?: string;
+}
+
+/** Design §7: a chunk's writer renews its lease every 3 s; a writer silent for 15 s is presumed dead. */
+export const UPLOAD_LEASE_MS = 15_000;
+
+/**
+ * The fault-injection suite kills and restarts the real server process, so it cannot hand in
+ * overrides: these two knobs come from the environment, and only under NODE_ENV=test.
+ */
+function testKnob(name: string): number | undefined {
+  if (process.env.NODE_ENV !== 'test') return undefined;
+  const n = Number(process.env[name]);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
@@ -56,7 +73,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     storage: overrides.storage ?? createStorage(config),
     captcha: overrides.captcha ?? createCaptchaVerifier(config),
     settings: new SettingsService(handle.db),
-    uploadChunkSize: overrides.uploadChunkSize ?? CHUNK_SIZE,
+    uploadChunkSize: overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE,
+    uploadLeaseMs: overrides.uploadLeaseMs ?? testKnob('STASH_TEST_LEASE_MS') ?? UPLOAD_LEASE_MS,
     redis,
     rateLimitNamespace: overrides.rateLimitNamespace ?? RATE_LIMIT_NAMESPACE,
     close: async () => {

@@ -93,6 +93,10 @@ export interface UploadChunksTable {
   bytes: number;
   complete: number;
   sha256: string | null;
+  /** The request holding this chunk's write lease (design §7: one writer per chunk), or null. */
+  writer: string | null;
+  /** When that lease lapses, in milliseconds since the epoch; a lapsed lease can be taken over. */
+  lease_until: number | null;
 }
 
 export interface DB {

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { DurableSink } from './durable-sink.ts';
 import { PartialWriteError, type Storage } from './storage.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
@@ -31,34 +32,72 @@ export class LocalStorage implements Storage {
     return path.join(this.filesDir, checkKey(key).slice(0, 2), key);
   }
 
+  /** Durable-progress checkpoints of an unfinished object: one small file per write, named by its start offset. */
+  private progressDir(key: string): string {
+    return `${this.partialPath(key)}.progress`;
+  }
+
   async writeAt(key: string, offset: number, source: Readable): Promise<number> {
     const file = this.partialPath(key);
-    // 'r+' writes in place without truncating; create the file first if it does not exist yet.
-    await fsp.writeFile(file, '', { flag: 'a' });
-    let written = 0;
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        written += chunk.length;
-        done(null, chunk);
-      },
+    const progress = this.progressDir(key);
+    await fsp.mkdir(progress, { recursive: true });
+    // Opened without truncating; created if this is the object's first write.
+    const data = await fsp.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    const mark = await fsp.open(path.join(progress, String(offset)), 'w', 0o600);
+    // The checkpoint names the end of the durable bytes of this write (design §7, storedBytes).
+    const sink = new DurableSink(data.fd, offset, async (durable) => {
+      await mark.write(String(offset + durable).padStart(20, '0'), 0);
     });
-    const sink = fs.createWriteStream(file, { flags: 'r+', start: offset });
     try {
-      await pipeline(source, counter, sink);
-      return written;
+      await pipeline(source, sink);
+      return sink.written;
     } catch (err) {
-      // What reached the sink is on disk (the stream flushed before closing); report how much.
-      throw new PartialWriteError(sink.bytesWritten, err);
+      // What reached the file is made durable and reported (the Storage contract).
+      const durable = await sink.syncNow().then(
+        () => sink.durable,
+        () => sink.durable,
+      );
+      throw new PartialWriteError(durable, err);
+    } finally {
+      await mark.close();
+      await data.close();
     }
   }
 
-  // Interim: the durable progress checkpoint these read arrives with the ingest work (issue 8 item 3).
-  storedBytes(_key: string, _start: number, _end: number): Promise<number> {
-    return Promise.resolve(0);
+  /** The contiguous durable prefix of `[start, end)`: checkpointed writes chained from `start`. */
+  async storedBytes(key: string, start: number, end: number): Promise<number> {
+    const ranges = await this.progressRanges(key);
+    let reached = start;
+    for (const r of ranges) {
+      if (r.start > reached) break;
+      reached = Math.max(reached, r.end);
+    }
+    return Math.max(0, Math.min(reached, end) - start);
   }
 
-  resetRange(_key: string, _start: number, _end: number): Promise<void> {
-    return Promise.resolve();
+  async resetRange(key: string, start: number, end: number): Promise<void> {
+    const dir = this.progressDir(key);
+    for (const r of await this.progressRanges(key)) {
+      if (r.start >= start && r.start < end) await fsp.rm(path.join(dir, String(r.start)), { force: true });
+    }
+  }
+
+  private async progressRanges(key: string): Promise<{ start: number; end: number }[]> {
+    const dir = this.progressDir(key);
+    let names: string[];
+    try {
+      names = await fsp.readdir(dir);
+    } catch {
+      return [];
+    }
+    const ranges: { start: number; end: number }[] = [];
+    for (const name of names) {
+      if (!/^\d{1,16}$/.test(name)) continue;
+      const text = await fsp.readFile(path.join(dir, name), 'utf8').catch(() => '');
+      const end = Number(text.trim());
+      if (text && Number.isSafeInteger(end) && end > Number(name)) ranges.push({ start: Number(name), end });
+    }
+    return ranges.sort((a, b) => a.start - b.start);
   }
 
   readUnfinished(key: string, start: number, end: number): Readable {
@@ -72,10 +111,19 @@ export class LocalStorage implements Storage {
     const to = this.storedPath(key);
     await fsp.mkdir(path.dirname(to), { recursive: true });
     await fsp.rename(from, to);
+    // The rename is durable only once its directory is (the bytes themselves were synced by writeAt).
+    const dir = await fsp.open(path.dirname(to), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+    await fsp.rm(this.progressDir(key), { recursive: true, force: true });
   }
 
   async discard(key: string): Promise<void> {
     await fsp.rm(this.partialPath(key), { force: true });
+    await fsp.rm(this.progressDir(key), { recursive: true, force: true });
   }
 
   read(key: string, range?: { start: number; end: number }): Readable {

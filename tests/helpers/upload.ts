@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Dialect } from '../../server/db/index.ts';
+import type { DepsOverrides } from '../../server/deps.ts';
 import { createTestApp, type TestApp } from './test-app.ts';
 
 export interface HttpTestApp extends TestApp {
@@ -16,8 +17,15 @@ async function listen(app: FastifyInstance): Promise<string> {
 }
 
 /** A test app served over real HTTP (uploads must stream), with a small chunk size. */
-export async function createHttpTestApp(dialect: Dialect, options: { chunkSize?: number; env?: Record<string, string> } = {}): Promise<HttpTestApp> {
-  const t = await createTestApp(dialect, options.env ?? {}, { uploadChunkSize: options.chunkSize ?? 1024 });
+export async function createHttpTestApp(
+  dialect: Dialect,
+  options: { chunkSize?: number; env?: Record<string, string>; leaseMs?: number; storage?: DepsOverrides['storage'] } = {},
+): Promise<HttpTestApp> {
+  const t = await createTestApp(dialect, options.env ?? {}, {
+    uploadChunkSize: options.chunkSize ?? 1024,
+    ...(options.leaseMs ? { uploadLeaseMs: options.leaseMs } : {}),
+    ...(options.storage ? { storage: options.storage } : {}),
+  });
   const apiUrl = await listen(t.api);
   const filesUrl = await listen(t.files);
   return {

@@ -4,12 +4,15 @@ import {
   adminCreateInvites,
   adminDeleteMimeType,
   adminInviteLogs,
+  adminLimits,
   adminMimeTypes,
   adminRemoveInvite,
   adminRemoveUser,
   adminRoles,
   adminSetBan,
+  adminSetLimit,
   adminSetMaxFileSize,
+  adminSetStorageQuota,
   adminSetUploadLimit,
   adminUpdatePassword,
   adminUpdateRole,
@@ -50,6 +53,19 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: Deps): Pro
   post(app, deps, adminSetMaxFileSize, admin, async ({ body }) => {
     await deps.settings.set('max_file_size', body.value);
     return { success: true as const, message: 'Maximum file size updated.' };
+  });
+
+  // Design §6 per-user bounds (issue 8 item 4).
+  post(app, deps, adminLimits, admin, async () => ({ success: true as const, limits: await deps.settings.limits() }));
+
+  post(app, deps, adminSetLimit, admin, async ({ body }) => {
+    await deps.settings.setLimit(body.setting, body.value);
+    return { success: true as const, message: 'Limit updated.' };
+  });
+
+  post(app, deps, adminSetStorageQuota, admin, async ({ body }) => {
+    await deps.settings.setStorageQuota(body.roleName, body.quotaMb);
+    return { success: true as const, message: body.quotaMb === null ? 'Storage quota lifted.' : 'Storage quota updated.' };
   });
 
   post(app, deps, adminUsers, admin, async ({ body }) => ({ success: true as const, ...(await pageOfUsers(deps, body)) }));

@@ -49,7 +49,8 @@ export async function streamIntoStorage(storage: Storage, key: string, offset: n
     return { written, sha256: hash.digest('hex'), error: null };
   } catch (err) {
     if (err instanceof PartialWriteError) return { written: err.bytesWritten, sha256: '', error: stopped ?? meterError(err.cause) };
-    throw err;
+    // A store that failed without counting (a driver refusing up front): nothing is known stored.
+    return { written: 0, sha256: '', error: stopped ?? err };
   }
 }
 

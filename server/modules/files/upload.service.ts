@@ -8,7 +8,9 @@ import type { Caller } from '../auth/caller.repository.ts';
 import { finishUpload, tooLargeMessage } from './finish-upload.ts';
 import { streamIntoStorage } from './stream-into-storage.ts';
 import type { UploadFields } from './upload-fields.ts';
-import { claimUpload, createUpload, findUpload, listChunks, saveChunk, touchUpload, type UploadRow } from './uploads.repository.ts';
+import { assertMayOpenUpload, assertQuota, assertRoomFor, quotaExceeded } from './upload-bounds.ts';
+import { ChunkLease, LeaseLostError, uploadGone } from './upload-lease.ts';
+import { claimUpload, createUpload, findUpload, listChunks, storedFileBytes, touchUpload, unfinishedBytes, type UploadRow } from './uploads.repository.ts';
 
 /** Design §7: an unfinished upload expires 24 h after its last activity. */
 export const UPLOAD_TTL_SECONDS = 24 * 60 * 60;
@@ -59,58 +61,63 @@ export async function receiveChunk(
   if (base >= maxBytes && chunkIndex > 0) throw tooLarge(await tooLargeMessage(deps));
   if (chunkOffset >= chunkSize) throw badRequest(`Field 'chunkOffset' must be less than the chunk size (${chunkSize}).`);
 
-  const upload = await openUpload(deps, caller, uploadRowId(caller.id, uploadId, originalName, totalChunks), originalName, totalChunks, fields.fileSize);
+  if (fields.fileSize !== null) await assertQuota(deps, caller, fields.fileSize);
+
+  const upload = await openUpload(deps, caller, uploadRowId(caller.id, uploadId, originalName, totalChunks), originalName, totalChunks, fields.fileSize, true);
   const fileSize = upload.file_size ?? fields.fileSize;
   const isLast = chunkIndex === totalChunks - 1;
   // Spec §9: every chunk but the last is exactly the chunk size; the last is the rest.
   const expected = !isLast ? chunkSize : fileSize !== null ? fileSize - base : null;
   if (expected !== null && (expected < 0 || expected > chunkSize)) throw badRequest('The file size does not match the number of chunks.');
 
-  const chunks = await listChunks(deps.db, upload.id);
-  const existing = chunks.find((c) => c.chunkIndex === chunkIndex);
-  if (existing?.complete) {
-    // A chunk sent again is harmless (design §9: 200): its bytes are read and dropped.
-    source.resume();
-    await touchUpload(deps.db, upload.id, nowSeconds(), nowSeconds() + UPLOAD_TTL_SECONDS);
-    return progress(chunks, totalChunks);
-  }
-  const kept = existing?.bytes ?? 0;
-  if (chunkOffset > kept) throw conflict(`Only ${kept} bytes of chunk ${chunkIndex} are stored: resume from chunkOffset ${kept}.`);
-
-  const limit = expected ?? chunkSize;
-  const outcome = await streamIntoStorage(deps.storage, upload.storage_key, base + chunkOffset, source, {
-    seed: chunkOffset > 0 ? deps.storage.readUnfinished(upload.storage_key, base, base + chunkOffset) : undefined,
-    limit: (seen) => {
-      const inChunk = chunkOffset + seen;
-      if (base + inChunk > maxBytes) return tooLarge(`The file is larger than the maximum of ${maxBytes / 1_048_576} MB.`);
-      if (inChunk > limit) return wrongSize(chunkIndex, isLast, limit);
-      return null;
-    },
-  });
-  const now = nowSeconds();
-  if (outcome.error) {
-    if (outcome.error instanceof HttpError) {
-      await saveChunk(deps.db, upload.id, chunkIndex, 0, false, null);
-      throw outcome.error;
+  const held = await ChunkLease.acquire(deps.db, upload.id, chunkIndex, deps.uploadLeaseMs);
+  if (held.kind === 'complete') return resentChunk(deps, upload, chunkIndex, held.row.sha256, source);
+  const { lease } = held;
+  // Taken over or cancelled: stop reading this body now, not at its next piece.
+  lease.onLost = () => source.destroy(new LeaseLostError(chunkIndex));
+  try {
+    // A writer that died holding the lease never recorded its bytes: the store knows them (design §7).
+    const kept = held.takenOver
+      ? await deps.storage.storedBytes(upload.storage_key, base, base + chunkSize)
+      : held.row.bytes;
+    if (chunkOffset > kept) throw conflict(`Only ${kept} bytes of chunk ${chunkIndex} are stored: resume from chunkOffset ${kept}.`);
+    await assertRoomFor(deps, caller, (expected ?? chunkSize) - chunkOffset, { ownLeaseCounted: true });
+    const limit = expected ?? chunkSize;
+    const outcome = await streamIntoStorage(deps.storage, upload.storage_key, base + chunkOffset, source, {
+      seed: chunkOffset > 0 ? deps.storage.readUnfinished(upload.storage_key, base, base + chunkOffset) : undefined,
+      limit: (seen) => {
+        const inChunk = chunkOffset + seen;
+        if (base + inChunk > maxBytes) return tooLarge(`The file is larger than the maximum of ${maxBytes / 1_048_576} MB.`);
+        if (inChunk > limit) return wrongSize(chunkIndex, isLast, limit);
+        return lease.check();
+      },
+    });
+    const refuse = async (err: unknown): Promise<never> => {
+      // Design §7: a refused chunk's bytes are forgotten; the client sends the whole chunk again.
+      await deps.storage.resetRange(upload.storage_key, base, base + chunkSize);
+      await lease.settle({ bytes: 0, complete: false, sha256: null });
+      throw err;
+    };
+    if (outcome.error) {
+      if (outcome.error instanceof LeaseLostError) throw (await lease.gone()) ? uploadGone() : outcome.error;
+      if (outcome.error instanceof HttpError) return await refuse(outcome.error);
+      // Cut off midway (or the disk filled): keep what arrived so status reports it and the client sends only the rest.
+      const stored = chunkOffset + outcome.written;
+      await lease.settle({ bytes: stored, complete: false, sha256: null });
+      await touch(deps, upload.id);
+      throw storageFailure(outcome.error) ?? new UploadInterruptedError(stored);
     }
-    // Cut off midway: keep what arrived so status reports it and the client sends only the rest.
-    const stored = chunkOffset + outcome.written;
-    await saveChunk(deps.db, upload.id, chunkIndex, stored, false, null);
-    await touchUpload(deps.db, upload.id, now, now + UPLOAD_TTL_SECONDS);
-    throw new UploadInterruptedError(stored);
-  }
-  const total = chunkOffset + outcome.written;
-  if ((expected !== null && total !== expected) || (expected === null && total === 0 && totalChunks > 1)) {
-    await saveChunk(deps.db, upload.id, chunkIndex, 0, false, null);
-    throw wrongSize(chunkIndex, isLast, expected ?? chunkSize);
-  }
-  if (fields.chunkHash !== null && fields.chunkHash !== outcome.sha256) {
+    const total = chunkOffset + outcome.written;
+    if ((expected !== null && total !== expected) || (expected === null && total === 0 && totalChunks > 1)) {
+      return await refuse(wrongSize(chunkIndex, isLast, expected ?? chunkSize));
+    }
     // Design §7: a mismatch discards the chunk; the client sends it again.
-    await saveChunk(deps.db, upload.id, chunkIndex, 0, false, null);
-    throw unprocessable('Chunk checksum mismatch', { retry: true });
+    if (fields.chunkHash !== null && fields.chunkHash !== outcome.sha256) return await refuse(unprocessable('Chunk checksum mismatch', { retry: true }));
+    await lease.settle({ bytes: total, complete: true, sha256: outcome.sha256 });
+  } finally {
+    lease.stop();
   }
-  await saveChunk(deps.db, upload.id, chunkIndex, total, true, outcome.sha256);
-  await touchUpload(deps.db, upload.id, now, now + UPLOAD_TTL_SECONDS);
+  await touch(deps, upload.id);
 
   const after = await listChunks(deps.db, upload.id);
   const done = after.filter((c) => c.complete);
@@ -118,6 +125,37 @@ export async function receiveChunk(
   if (!(await claimUpload(deps.db, upload.id))) return progress(after, totalChunks);
   const size = done.reduce((sum, c) => sum + c.bytes, 0);
   return finishUpload(deps, caller, upload, size);
+}
+
+async function touch(deps: Deps, uploadId: string): Promise<void> {
+  const now = nowSeconds();
+  await touchUpload(deps.db, uploadId, now, now + UPLOAD_TTL_SECONDS);
+}
+
+/**
+ * A chunk that is already whole, sent again. The same bytes are harmless (design §9: 200); other
+ * bytes mean two files share this upload — spec-only clients without an uploadId uploading two
+ * files of one name at once — and the later one is refused rather than mixed in (issue 8 item 2).
+ */
+async function resentChunk(deps: Deps, upload: UploadRow, chunkIndex: number, sha256: string | null, source: Readable): Promise<UploadChunkResponse> {
+  const hash = crypto.createHash('sha256');
+  for await (const piece of source) hash.update(piece as Buffer);
+  if (sha256 !== null && hash.digest('hex') !== sha256) {
+    throw conflict(
+      `Chunk ${chunkIndex} of this upload already holds different bytes: another file of the same name is being uploaded at the same time. Retry once it is done, or send an uploadId.`,
+    );
+  }
+  await touch(deps, upload.id);
+  return progress(await listChunks(deps.db, upload.id), upload.total_chunks);
+}
+
+/** A store that is out of room answers 507 (issue 8: a full disk is a clear answer, not a 500). */
+function storageFailure(err: unknown): HttpError | null {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new HttpError(507, 'Insufficient storage: the server has no room for this chunk right now. The bytes received so far are kept; try again later.');
+  }
+  return null;
 }
 
 /**
@@ -138,13 +176,18 @@ export interface Staged {
 export async function stageWhole(deps: Deps, caller: Caller, originalName: string, source: Readable): Promise<Staged> {
   const maxBytes = await deps.settings.maxFileSizeBytes();
   const message = await tooLargeMessage(deps);
-  const upload = await openUpload(deps, caller, sha256Hex(`whole\n${crypto.randomUUID()}`), originalName, 1, null);
+  // Design §6: the storage quota holds before any byte is written, and while the body streams.
+  await assertQuota(deps, caller, 0);
+  const quota = await deps.settings.storageQuotaBytes(caller.role);
+  const used = quota === null ? 0 : (await storedFileBytes(deps.db, caller.id)) + (await unfinishedBytes(deps.db, caller.id, Date.now(), deps.uploadChunkSize));
+  const upload = await openUpload(deps, caller, sha256Hex(`whole\n${crypto.randomUUID()}`), originalName, 1, null, false);
   const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, {
-    limit: (seen) => (seen > maxBytes ? tooLarge(message) : null),
+    limit: (seen) => (seen > maxBytes ? tooLarge(message) : quota !== null && used + seen > quota ? quotaExceeded(quota, caller) : null),
   });
   if (outcome.error) {
     await dropStaged(deps, { upload, size: 0 });
-    throw outcome.error instanceof HttpError ? outcome.error : badRequest('The upload was interrupted before the whole file arrived.');
+    if (outcome.error instanceof HttpError) throw outcome.error;
+    throw storageFailure(outcome.error) ?? badRequest('The upload was interrupted before the whole file arrived.');
   }
   return { upload, size: outcome.written };
 }
@@ -161,7 +204,16 @@ export async function dropStaged(deps: Deps, staged: Staged): Promise<void> {
   await deps.storage.discard(staged.upload.storage_key);
 }
 
-async function openUpload(deps: Deps, caller: Caller, id: string, originalName: string, totalChunks: number, fileSize: number | null): Promise<UploadRow> {
+/** `bounded`: a new upload counts against the caller's max unfinished uploads (design §6). */
+async function openUpload(
+  deps: Deps,
+  caller: Caller,
+  id: string,
+  originalName: string,
+  totalChunks: number,
+  fileSize: number | null,
+  bounded: boolean,
+): Promise<UploadRow> {
   const now = nowSeconds();
   let upload = await findUpload(deps.db, id);
   if (upload && upload.expires_at <= now) {
@@ -170,6 +222,7 @@ async function openUpload(deps: Deps, caller: Caller, id: string, originalName: 
     upload = undefined;
   }
   if (!upload) {
+    if (bounded) await assertMayOpenUpload(deps, caller, now);
     upload = await createUpload(deps.db, {
       id,
       user_id: caller.id,
@@ -208,16 +261,36 @@ async function ownUpload(deps: Deps, caller: Caller, uploadId: string): Promise<
   return upload;
 }
 
-/** Design §7 `files/upload/status`: what is stored, so a client resends only the rest. */
+/** How long `status` waits for a writer of the upload to settle before answering (design §7). */
+export const STATUS_SETTLE_MS = 3000;
+
+/**
+ * Design §7 `files/upload/status`: what is stored, so a client resends only the rest. It never
+ * answers while a writer of the upload is settling: a request just cut off records its bytes
+ * within moments, so status polls the leases until they are released (issue 8 item 3). A chunk
+ * whose writer is still holding a lease after that — it is streaming, or its process died
+ * without recording anything — is reported from the store itself.
+ */
 export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string): Promise<UploadStatus> {
   const upload = await ownUpload(deps, caller, uploadId);
-  const chunks = await listChunks(deps.db, upload.id);
-  const partial = chunks.find((c) => !c.complete && c.bytes > 0);
+  const deadline = Date.now() + STATUS_SETTLE_MS;
+  let chunks = await listChunks(deps.db, upload.id);
+  while (chunks.some((c) => c.writer !== null && (c.leaseUntil ?? 0) >= Date.now()) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    chunks = await listChunks(deps.db, upload.id);
+  }
+  const size = deps.uploadChunkSize;
+  const partials: { chunkIndex: number; bytes: number }[] = [];
+  for (const c of chunks) {
+    if (c.complete) continue;
+    const bytes = c.writer === null ? c.bytes : Math.max(c.bytes, await deps.storage.storedBytes(upload.storage_key, c.chunkIndex * size, (c.chunkIndex + 1) * size));
+    if (bytes > 0) partials.push({ chunkIndex: c.chunkIndex, bytes });
+  }
   return {
     success: true,
     totalChunks: upload.total_chunks,
     received: chunks.filter((c) => c.complete).map((c) => c.chunkIndex),
-    partial: partial ? { chunkIndex: partial.chunkIndex, bytes: partial.bytes } : null,
+    partial: partials[0] ?? null,
   };
 }
 

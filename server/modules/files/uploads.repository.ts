@@ -7,6 +7,10 @@ export interface ChunkState {
   chunkIndex: number;
   bytes: number;
   complete: boolean;
+  sha256: string | null;
+  /** The request holding the chunk's write lease and when it lapses (ms), or null. */
+  writer: string | null;
+  leaseUntil: number | null;
 }
 
 export async function findUpload(db: Database, id: string): Promise<UploadRow | undefined> {
@@ -33,31 +37,126 @@ export async function touchUpload(db: Database, id: string, now: number, expires
 export async function listChunks(db: Database, uploadId: string): Promise<ChunkState[]> {
   const rows = await db
     .selectFrom('upload_chunks')
-    .select(['chunk_index', 'bytes', 'complete'])
+    .select(['chunk_index', 'bytes', 'complete', 'sha256', 'writer', 'lease_until'])
     .where('upload_id', '=', uploadId)
     .orderBy('chunk_index')
     .execute();
-  return rows.map((r) => ({ chunkIndex: r.chunk_index, bytes: Number(r.bytes), complete: r.complete === 1 }));
+  return rows.map((r) => ({
+    chunkIndex: r.chunk_index,
+    bytes: Number(r.bytes),
+    complete: r.complete === 1,
+    sha256: r.sha256,
+    writer: r.writer,
+    leaseUntil: r.lease_until === null ? null : Number(r.lease_until),
+  }));
 }
 
-export async function findChunk(db: Database, uploadId: string, chunkIndex: number): Promise<ChunkState | undefined> {
-  return (await listChunks(db, uploadId)).find((c) => c.chunkIndex === chunkIndex);
+/**
+ * Makes sure the chunk's row exists so a lease can be taken on it; false when the upload row is
+ * gone (cancelled, finished or swept), which the foreign key reports.
+ */
+export async function ensureChunk(db: Database, uploadId: string, chunkIndex: number): Promise<boolean> {
+  try {
+    await db
+      .insertInto('upload_chunks')
+      .values({ upload_id: uploadId, chunk_index: chunkIndex, bytes: 0, complete: 0, sha256: null, writer: null, lease_until: null })
+      .onConflict((oc) => oc.columns(['upload_id', 'chunk_index']).doNothing())
+      .execute();
+    return true;
+  } catch (err) {
+    if (isForeignKeyError(err)) return false;
+    throw err;
+  }
 }
 
-/** Records how many bytes of a chunk are stored and whether it is whole (upsert). */
-export async function saveChunk(
+function isForeignKeyError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/**
+ * Compare-and-set (design §7, one writer per chunk): `writer` takes the chunk's lease only if the
+ * chunk is not complete and nobody holds a live lease on it.
+ */
+export async function takeChunkLease(db: Database, uploadId: string, chunkIndex: number, writer: string, nowMs: number, untilMs: number): Promise<boolean> {
+  const res = await db
+    .updateTable('upload_chunks')
+    .set({ writer, lease_until: untilMs })
+    .where('upload_id', '=', uploadId)
+    .where('chunk_index', '=', chunkIndex)
+    .where('complete', '=', 0)
+    .where((eb) => eb.or([eb('writer', 'is', null), eb('lease_until', '<', nowMs)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Extends a held lease; false when it is no longer this writer's (taken over, or the upload is gone). */
+export async function renewChunkLease(db: Database, uploadId: string, chunkIndex: number, writer: string, untilMs: number): Promise<boolean> {
+  const res = await db
+    .updateTable('upload_chunks')
+    .set({ lease_until: untilMs })
+    .where('upload_id', '=', uploadId)
+    .where('chunk_index', '=', chunkIndex)
+    .where('writer', '=', writer)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/**
+ * Records what a writer left (bytes stored, whether whole) and releases its lease, only if it
+ * still holds it: a late record of a cut request can never overwrite a chunk another writer
+ * completed since (design §7). False when the lease was lost.
+ */
+export async function settleChunk(
   db: Database,
   uploadId: string,
   chunkIndex: number,
-  bytes: number,
-  complete: boolean,
-  sha256: string | null,
-): Promise<void> {
-  await db
-    .insertInto('upload_chunks')
-    .values({ upload_id: uploadId, chunk_index: chunkIndex, bytes, complete: complete ? 1 : 0, sha256 })
-    .onConflict((oc) => oc.columns(['upload_id', 'chunk_index']).doUpdateSet({ bytes, complete: complete ? 1 : 0, sha256 }))
+  writer: string,
+  state: { bytes: number; complete: boolean; sha256: string | null },
+): Promise<boolean> {
+  const res = await db
+    .updateTable('upload_chunks')
+    .set({ bytes: state.bytes, complete: state.complete ? 1 : 0, sha256: state.sha256, writer: null, lease_until: null })
+    .where('upload_id', '=', uploadId)
+    .where('chunk_index', '=', chunkIndex)
+    .where('writer', '=', writer)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** How many unfinished uploads the user holds (design §6 bound), not counting expired ones. */
+export async function countUnfinishedUploads(db: Database, userId: string, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('uploads')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Bytes the user's unfinished uploads hold or are about to hold: what each chunk stores, and a
+ * whole chunk for every chunk a writer holds a live lease on (its bytes are still arriving).
+ */
+export async function unfinishedBytes(db: Database, userId: string, nowMs: number, chunkSize: number): Promise<number> {
+  const rows = await db
+    .selectFrom('upload_chunks')
+    .innerJoin('uploads', 'uploads.id', 'upload_chunks.upload_id')
+    .select(['upload_chunks.bytes', 'upload_chunks.writer', 'upload_chunks.lease_until'])
+    .where('uploads.user_id', '=', userId)
     .execute();
+  return rows.reduce((sum, r) => sum + (r.writer !== null && Number(r.lease_until) >= nowMs ? Math.max(chunkSize, Number(r.bytes)) : Number(r.bytes)), 0);
+}
+
+/** Bytes of the user's listed files (the storage quota counts them with unfinished bytes). */
+export async function storedFileBytes(db: Database, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('files')
+    .select((eb) => eb.fn.sum<number>('size').as('total'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(row?.total ?? 0);
 }
 
 /**

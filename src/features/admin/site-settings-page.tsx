@@ -3,6 +3,7 @@ import { MaxFileSizeForm } from './max-file-size-form.tsx';
 import { MimeTypesSection } from './mime-types-section.tsx';
 import { SiteStatsSection } from './site-stats-section.tsx';
 import { SiteSwitches } from './site-switches.tsx';
+import { UploadLimitsSection } from './upload-limits-section.tsx';
 
 /** /admin/settings, "Site Settings" (spec §2). */
 export function SiteSettingsPage() {
@@ -14,6 +15,7 @@ export function SiteSettingsPage() {
         <MaxFileSizeForm />
         <MimeTypesSection />
         <InviteLimitsSection />
+        <UploadLimitsSection />
         <SiteStatsSection />
       </div>
     </section>

@@ -1,0 +1,211 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
+import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpAnswer, type HttpTestApp } from '../../helpers/upload.ts';
+
+const CHUNK = 64 * 1024;
+
+/** A body that sends `head`, then waits for `release()` before sending the rest. */
+function gated(data: Buffer, headBytes: number) {
+  let release!: () => void;
+  const opened = new Promise<void>((r) => (release = r));
+  let sentHead!: () => void;
+  const headSent = new Promise<void>((r) => (sentHead = r));
+  return {
+    release,
+    headSent,
+    body: async function* () {
+      yield data.subarray(0, headBytes);
+      sentHead();
+      await opened;
+      yield data.subarray(headBytes);
+    },
+  };
+}
+
+async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (ok(v) || Date.now() > deadline) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dialect) => {
+  let t: HttpTestApp;
+  let user: TestUser;
+  afterEach(async () => t?.close());
+
+  const send = (fields: Record<string, string | number>, data: Buffer | (() => AsyncIterable<Buffer>), abortAfter?: number) =>
+    sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, ...fields }, file: { data, filename: 'blob' }, abortAfter });
+  const status = (uploadId: string) => postJson(`${t.apiUrl}/api/v1/files/upload/status`, { token: user.token, uploadId });
+  const chunkRow = (chunkIndex: number) => t.deps.db.selectFrom('upload_chunks').selectAll().where('chunk_index', '=', chunkIndex).executeTakeFirst();
+  async function listed(): Promise<{ actual_name: string; size: number }[]> {
+    return t.deps.db.selectFrom('files').select(['actual_name', 'size']).where('user_id', '=', user.id).execute();
+  }
+  async function download(actualName: string): Promise<Buffer> {
+    const res = await fetch(`${t.filesUrl}/${actualName}`);
+    return Buffer.from(await res.arrayBuffer());
+  }
+  const partialFiles = () => fs.readdirSync(path.join(t.dataDir, 'storage', 'partial'));
+
+  it('lets one writer hold a chunk: the second gets 409, the listed file holds exactly the winner’s bytes', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    const a = randomBytes(CHUNK);
+    const b = randomBytes(CHUNK);
+    const common = { uploadId, originalname: 'one.bin', totalChunks: 1, chunkIndex: 0, fileSize: CHUNK };
+    const slow = gated(a, 1000);
+    const first = send(common, slow.body);
+    await slow.headSent;
+    await until(() => chunkRow(0), (r) => r?.writer != null);
+
+    const second = await send(common, b);
+    expect(second.status).toBe(409);
+    expect(second.body.error).toBe('Chunk 0 of this upload is being received by another request; retry shortly.');
+
+    slow.release();
+    const won = await first;
+    expect(won.status).toBe(200);
+    const files = await listed();
+    expect(files).toHaveLength(1);
+    expect(sha256(await download(files[0]!.actual_name))).toBe(sha256(a));
+  });
+
+  it('never lets a writer that lost its lease record over a chunk completed since, nor touch its bytes', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK, leaseMs: 1000 });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    const a = randomBytes(CHUNK);
+    const b = randomBytes(CHUNK);
+    const common = { uploadId, originalname: 'taken.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 };
+    const slow = gated(a, 2000);
+    const stale = send(common, slow.body);
+    await slow.headSent;
+    await until(() => chunkRow(0), (r) => r?.writer != null);
+    // Another process found the lease lapsed (its writer looked dead) and took the chunk over.
+    await t.deps.db.updateTable('upload_chunks').set({ lease_until: 0 }).where('chunk_index', '=', 0).execute();
+    const fresh = await send({ ...common, chunkHash: sha256(b) }, b);
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.received).toEqual([0]);
+
+    // The stale writer's next renewal finds the lease gone: it stops and answers before sending more.
+    const late = await stale;
+    slow.release();
+    expect(late.status).toBe(409);
+    expect(String(late.body.error)).toMatch(/^Chunk 0 of this upload was taken over by another request/);
+    const row = await chunkRow(0);
+    expect(row?.complete).toBe(1);
+    expect(row?.sha256).toBe(sha256(b));
+
+    const tail = randomBytes(CHUNK);
+    const done = await send({ ...common, chunkIndex: 1 }, tail);
+    expect(done.status).toBe(200);
+    const file = done.body.file as { actual_name: string };
+    // The listed bytes are the bytes that were hashed: the stale writer wrote none of them.
+    expect(sha256(await download(file.actual_name))).toBe(sha256(Buffer.concat([b, tail])));
+  });
+
+  it('answers a chunk streaming while its upload is cancelled with 410, and leaves no bytes behind', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK, leaseMs: 1000 });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    const data = randomBytes(CHUNK);
+    const slow = gated(data, 4000);
+    const streaming = send({ uploadId, originalname: 'gone.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 }, slow.body);
+    await slow.headSent;
+    await until(() => chunkRow(0), (r) => r?.writer != null);
+
+    const cancel = await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId });
+    expect(cancel.status).toBe(200);
+    // The writer notices on its next lease renewal and answers without waiting for the rest of the body.
+    const answer = await streaming;
+    slow.release();
+    expect(answer.status).toBe(410);
+    expect(answer.body.error).toBe('This upload was cancelled or has expired; start it again.');
+    expect(await listed()).toHaveLength(0);
+    expect(partialFiles()).toEqual([]);
+  });
+
+  it('never mixes two same-name files of spec-only clients (no uploadId): the later one gets 409', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const a = randomBytes(CHUNK * 2);
+    const b = randomBytes(CHUNK * 2);
+    const spec = (i: number) => ({ originalname: 'same.bin', totalChunks: 2, chunkIndex: i });
+    const half = (d: Buffer, i: number) => d.subarray(i * CHUNK, (i + 1) * CHUNK);
+
+    // Both clients at once on chunk 0: one writes, the other is refused.
+    const slow = gated(half(a, 0), 500);
+    const aFirst = send(spec(0), slow.body);
+    await slow.headSent;
+    await until(() => chunkRow(0), (r) => r?.writer != null);
+    const bFirst = await send(spec(0), half(b, 0));
+    expect(bFirst.status).toBe(409);
+    slow.release();
+    expect((await aFirst).status).toBe(200);
+
+    // B tries again once A's chunk 0 is stored: its bytes differ, so it is refused, not dropped as a resend.
+    const bAgain = await send(spec(0), half(b, 0));
+    expect(bAgain.status).toBe(409);
+    expect(String(bAgain.body.error)).toMatch(/already holds different bytes/);
+    // A's own resend of the same bytes stays harmless.
+    expect((await send(spec(0), half(a, 0))).status).toBe(200);
+
+    const aDone = await send(spec(1), half(a, 1));
+    expect(aDone.status).toBe(200);
+    // B, retrying after A is done, gets its own file.
+    expect((await send(spec(0), half(b, 0))).status).toBe(200);
+    const bDone = await send(spec(1), half(b, 1));
+    expect(bDone.status).toBe(200);
+
+    const hashes = await Promise.all((await listed()).map(async (f) => sha256(await download(f.actual_name))));
+    expect(hashes.sort()).toEqual([sha256(a), sha256(b)].sort());
+  });
+
+  it('lists a file once when its last two chunks finish at the same moment', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    const data = randomBytes(CHUNK * 3);
+    const common = { uploadId, originalname: 'race.bin', totalChunks: 3, fileSize: data.length };
+    const part = (i: number) => data.subarray(i * CHUNK, (i + 1) * CHUNK);
+    expect((await send({ ...common, chunkIndex: 0 }, part(0))).status).toBe(200);
+    const answers: HttpAnswer[] = await Promise.all([send({ ...common, chunkIndex: 1 }, part(1)), send({ ...common, chunkIndex: 2 }, part(2))]);
+    for (const a of answers) expect(a.status).toBe(200);
+    expect(answers.filter((a) => a.body.url)).toHaveLength(1);
+    const files = await listed();
+    expect(files).toHaveLength(1);
+    expect(sha256(await download(files[0]!.actual_name))).toBe(sha256(data));
+  });
+
+  it('answers status only once a cut request has recorded its bytes, so nothing stored is sent again', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    for (let round = 0; round < 3; round++) {
+      const uploadId = crypto.randomUUID();
+      const data = randomBytes(CHUNK);
+      const cutAt = 20_000 + round * 7_000;
+      const cut = await send({ uploadId, originalname: 'cut.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 }, data, cutAt);
+      expect(cut.status).toBe(0);
+      // Asked at once, no polling: the answer must already hold what the cut request stored.
+      const s = await status(uploadId);
+      expect(s.status).toBe(200);
+      const partial = s.body.partial as { chunkIndex: number; bytes: number } | null;
+      // The multipart parser may hold back a few bytes that could start its boundary; the rest is kept.
+      expect(partial?.chunkIndex).toBe(0);
+      expect(partial?.bytes).toBeGreaterThan(cutAt - 200);
+      expect(partial?.bytes).toBeLessThanOrEqual(cutAt);
+      const kept = partial?.bytes ?? 0;
+      const rest = await send(
+        { uploadId, originalname: 'cut.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2, chunkOffset: kept, chunkHash: sha256(data) },
+        data.subarray(kept),
+      );
+      expect(rest.body).toEqual({ success: true, received: [0], totalChunks: 2 });
+    }
+  });
+});
