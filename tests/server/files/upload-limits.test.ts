@@ -1,0 +1,102 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
+import { createHttpTestApp, postJson, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+
+const CHUNK = 256 * 1024;
+const MB = 1_048_576;
+
+describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §6)', (dialect) => {
+  let t: HttpTestApp;
+  let user: TestUser;
+  afterEach(async () => t?.close());
+
+  const send = (fields: Record<string, string | number>, data: Buffer, token = user.token) =>
+    sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token, ...fields }, file: { data, filename: 'blob' } });
+  const admin = (route: string, body: Record<string, unknown>, token = t.admin.token) => postJson(`${t.apiUrl}/api/v1/admin/${route}`, { token, ...body });
+  const partialBytes = () => {
+    const dir = path.join(t.dataDir, 'storage', 'partial');
+    return fs
+      .readdirSync(dir)
+      .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+      .reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
+  };
+  const chunk0 = (name: string, totalChunks = 2) => send({ uploadId: crypto.randomUUID(), originalname: name, totalChunks, chunkIndex: 0 }, randomBytes(CHUNK));
+
+  it('has the documented defaults, lets only an admin change them, and refuses bad values', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const got = await admin('get/limits', {});
+    expect(got.body).toEqual({
+      success: true,
+      limits: { max_unfinished_uploads: 20, max_unfinished_size: 2048, max_url_fetches: 3, storage_quota: { default: null, trusted: null, mod: null, admin: null } },
+    });
+    expect((await admin('set/limit', { setting: 'max_url_fetches', value: 5 }, user.token)).status).toBe(403);
+    expect((await admin('set/limit', { setting: 'max_url_fetches', value: 0 })).status).toBe(400);
+    expect((await admin('set/limit', { setting: 'max_files', value: 5 })).status).toBe(400);
+    expect((await admin('set/storagequota', { roleName: 'nobody', quotaMb: 5 })).status).toBe(400);
+    expect((await admin('set/limit', { setting: 'max_url_fetches', value: 5 })).status).toBe(200);
+    expect((await admin('set/storagequota', { roleName: 'trusted', quotaMb: 100 })).status).toBe(200);
+    expect((await t.deps.settings.limits()).max_url_fetches).toBe(5);
+    const after = await admin('get/limits', {});
+    expect(after.body.limits).toMatchObject({ max_url_fetches: 5, storage_quota: { trusted: 100, default: null } });
+  });
+
+  it('refuses a new upload past max unfinished uploads before writing a byte, and allows one once another is cancelled', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/limit', { setting: 'max_unfinished_uploads', value: 2 })).status).toBe(200);
+    const first = crypto.randomUUID();
+    expect((await send({ uploadId: first, originalname: 'a.bin', totalChunks: 2, chunkIndex: 0 }, randomBytes(CHUNK))).status).toBe(200);
+    expect((await chunk0('b.bin')).status).toBe(200);
+    const before = partialBytes();
+
+    const third = await chunk0('c.bin');
+    expect(third.status).toBe(429);
+    expect(String(third.body.error)).toContain('You have 2 unfinished uploads, the most this site allows (max unfinished uploads)');
+    expect(partialBytes()).toBe(before);
+    // Another user is not affected.
+    const other = await t.createUser();
+    expect((await send({ uploadId: crypto.randomUUID(), originalname: 'x.bin', totalChunks: 2, chunkIndex: 0 }, randomBytes(CHUNK), other.token)).status).toBe(200);
+
+    expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId: first })).status).toBe(200);
+    expect((await chunk0('c.bin')).status).toBe(200);
+  });
+
+  it('refuses a chunk that would take unfinished bytes past max unfinished upload size', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/limit', { setting: 'max_unfinished_size', value: 1 })).status).toBe(200);
+    // 1 MB holds four chunks of 256 KiB.
+    for (const name of ['a', 'b', 'c', 'd']) expect((await chunk0(`${name}.bin`)).status).toBe(200);
+    const before = partialBytes();
+    const over = await chunk0('e.bin');
+    expect(over.status).toBe(413);
+    expect(String(over.body.error)).toContain('more than 1 MB, the most this site allows (max unfinished upload size)');
+    expect(partialBytes()).toBe(before);
+  });
+
+  it('enforces a role storage quota on whole files, on chunked uploads at chunk 0, and lifts it', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 1 })).status).toBe(200);
+    const whole = (size: number) => send({ originalname: 'w.bin' }, randomBytes(size));
+    expect((await whole(700 * 1024)).status).toBe(200);
+
+    const over = await whole(400 * 1024);
+    expect(over.status).toBe(413);
+    expect(over.body.error).toBe("This upload would exceed your storage quota of 1 MB (role 'default'); delete some files to make room.");
+    // Refused before a byte is written when the size is known up front.
+    const declared = await send({ uploadId: crypto.randomUUID(), originalname: 'big.bin', totalChunks: 2, chunkIndex: 0, fileSize: 2 * CHUNK }, randomBytes(CHUNK));
+    expect(declared.status).toBe(413);
+    expect(await t.deps.db.selectFrom('uploads').select('id').execute()).toHaveLength(0);
+    // Other roles keep their own (unlimited) quota.
+    const trusted = await t.createUser({ role: 'trusted' });
+    expect((await send({ originalname: 'w.bin' }, randomBytes(2 * MB), trusted.token)).status).toBe(200);
+
+    expect((await admin('set/storagequota', { roleName: 'default', quotaMb: null })).status).toBe(200);
+    expect((await whole(400 * 1024)).status).toBe(200);
+  });
+});
