@@ -1,5 +1,6 @@
 import type { Deps } from './deps.ts';
 import { nowSeconds } from './lib/ids.ts';
+import { discardUploadBytes } from './modules/files/upload.service.ts';
 import { claimUpload, listExpiredUploads } from './modules/files/uploads.repository.ts';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -17,7 +18,7 @@ export async function sweepExpiredUploads(deps: Deps, now: number = nowSeconds()
     const batch = await listExpiredUploads(deps.db, now, SWEEP_BATCH);
     for (const upload of batch) {
       if (await claimUpload(deps.db, upload.id, now)) {
-        await deps.storage.discard(upload.storage_key);
+        await discardUploadBytes(deps, upload);
         removed += 1;
       }
     }

@@ -84,6 +84,8 @@ export interface UploadsTable {
   created_at: number;
   updated_at: number;
   expires_at: number;
+  /** While a request turns the upload into a listed file: when its claim lapses (ms since the epoch). */
+  finishing_until?: number | null;
 }
 
 export interface UploadChunksTable {

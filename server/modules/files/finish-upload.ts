@@ -6,28 +6,31 @@ import { newId, nowSeconds } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { HEAD_BYTES, detectKind, isAllowed, newActualName } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
-import { insertFile } from './files.repository.ts';
-import type { UploadRow } from './uploads.repository.ts';
+import { claimFinish, completeFinish, dropUpload, renewFinish, type UploadRow } from './uploads.repository.ts';
 import { isIsoBmffVideo, measureIsoBmffVideo } from './video-size.ts';
 import { isMatroskaVideo, measureMatroskaVideo } from './matroska-size.ts';
 
 /**
  * Turns an upload whose bytes are all stored into a listed file (design §7): type from the
- * bytes' head, the allowed list, finalize in place, then the row. The caller has already
- * claimed (removed) the upload row, so this runs once per upload.
+ * bytes' head, the allowed list, finalize in place, then the row. Only the request holding the
+ * upload's finish claim runs this (see finishClaimed). It can be run again after a crash at any
+ * point: an object already finalized is read where it is, and the file row and the end of the
+ * upload are written in one transaction.
  */
 export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow, size: number): Promise<UploadDoneResponse> {
   const key = upload.storage_key;
-  let finalized = false;
+  let finalized = (await deps.storage.stat(key)) !== null;
+  const read = (start: number, end: number) =>
+    finalized ? deps.storage.read(key, { start, end: end - 1 }) : deps.storage.readUnfinished(key, start, end);
   try {
     if (size > (await deps.settings.maxFileSizeBytes())) throw tooLarge(await tooLargeMessage(deps));
-    const head = await readAll(deps.storage.readUnfinished(key, 0, Math.min(size, HEAD_BYTES)));
+    const head = await readAll(read(0, Math.min(size, HEAD_BYTES)));
     const kind = await detectKind(head, size);
     if (!isAllowed(kind.mime, await deps.settings.mimeTypes())) {
       throw unsupportedType(`Files of type ${kind.mime} are not allowed on this site.`);
     }
-    const dims = kind.mime.startsWith('video/') ? await videoDimensions(deps, key, kind.mime, head, size) : kind;
-    await deps.storage.finalize(key, size);
+    const dims = kind.mime.startsWith('video/') ? await videoDimensions(read, kind.mime, head, size) : kind;
+    if (!finalized) await deps.storage.finalize(key, size);
     finalized = true;
     const row = {
       id: newId(),
@@ -42,13 +45,31 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
       storage_key: key,
       sha256: null,
     };
-    await insertFile(deps.db, row);
+    await completeFinish(deps.db, upload.id, row);
     const file = toFileRecord(row, caller.username, deps.config.urls.files);
     return { success: true, url: file.url, file };
   } catch (err) {
-    // Refused or failed: the bytes go too (issue 3: 415 discards them).
+    // Refused or failed: the upload and its bytes go too (issue 3: 415 discards them).
+    await dropUpload(deps.db, upload.id).catch(() => {});
     await (finalized ? deps.storage.delete(key) : deps.storage.discard(key)).catch(() => {});
     throw err;
+  }
+}
+
+/**
+ * Finishes the upload if this request wins its finish claim (design §7: of two requests
+ * completing an upload at once exactly one lists it; a finish cut short by a crash is taken up
+ * by the next request once its claim lapses). Null when another request is finishing it.
+ */
+export async function finishClaimed(deps: Deps, caller: Caller, upload: UploadRow, size: number): Promise<UploadDoneResponse | null> {
+  const leaseMs = deps.uploadLeaseMs;
+  if (!(await claimFinish(deps.db, upload.id, Date.now(), Date.now() + leaseMs))) return null;
+  const timer = setInterval(() => void renewFinish(deps.db, upload.id, Date.now() + leaseMs).catch(() => {}), Math.max(50, leaseMs / 5));
+  timer.unref();
+  try {
+    return await finishUpload(deps, caller, upload, size);
+  } finally {
+    clearInterval(timer);
   }
 }
 
@@ -61,8 +82,13 @@ export async function tooLargeMessage(deps: Deps): Promise<string> {
  * A video's size may sit past the head (an MP4's moov after mdat), so it is measured apart from
  * detectKind, which sees only the head. Bounded reads; null on any failure (spec §3).
  */
-async function videoDimensions(deps: Deps, key: string, mime: string, head: Buffer, size: number): Promise<{ width: number | null; height: number | null }> {
-  const read = (start: number, end: number) => readAll(deps.storage.readUnfinished(key, start, end));
+async function videoDimensions(
+  readRange: (start: number, end: number) => Readable,
+  mime: string,
+  head: Buffer,
+  size: number,
+): Promise<{ width: number | null; height: number | null }> {
+  const read = (start: number, end: number) => readAll(readRange(start, end));
   const video = isIsoBmffVideo(mime)
     ? await measureIsoBmffVideo({ head, size, read }).catch(() => null)
     : isMatroskaVideo(mime)

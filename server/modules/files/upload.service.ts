@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { HttpError, MESSAGES, badRequest, conflict, notFound, tooLarge, unavailable, unprocessable } from '../../http/errors.ts';
 import { newSecret, nowSeconds, sha256Hex } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
-import { finishUpload, tooLargeMessage } from './finish-upload.ts';
+import { finishClaimed, tooLargeMessage } from './finish-upload.ts';
 import { streamIntoStorage } from './stream-into-storage.ts';
 import type { UploadFields } from './upload-fields.ts';
 import { assertMayOpenUpload, assertQuota, assertRoomFor, quotaExceeded } from './upload-bounds.ts';
@@ -71,7 +71,7 @@ export async function receiveChunk(
   if (expected !== null && (expected < 0 || expected > chunkSize)) throw badRequest('The file size does not match the number of chunks.');
 
   const held = await ChunkLease.acquire(deps.db, upload.id, chunkIndex, deps.uploadLeaseMs);
-  if (held.kind === 'complete') return resentChunk(deps, upload, chunkIndex, held.row.sha256, source);
+  if (held.kind === 'complete') return resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, source);
   const { lease } = held;
   // Taken over or cancelled: stop reading this body now, not at its next piece.
   lease.onLost = () => source.destroy(new LeaseLostError(chunkIndex));
@@ -119,12 +119,16 @@ export async function receiveChunk(
   }
   await touch(deps, upload.id);
 
+  return finishIfWhole(deps, caller, upload);
+}
+
+/** Once every chunk is stored, the one request that wins the finish claim lists the file. */
+async function finishIfWhole(deps: Deps, caller: Caller, upload: UploadRow): Promise<UploadChunkResponse | UploadDoneResponse> {
   const after = await listChunks(deps.db, upload.id);
   const done = after.filter((c) => c.complete);
-  if (done.length < totalChunks) return progress(after, totalChunks);
-  if (!(await claimUpload(deps.db, upload.id))) return progress(after, totalChunks);
+  if (done.length < upload.total_chunks) return progress(after, upload.total_chunks);
   const size = done.reduce((sum, c) => sum + c.bytes, 0);
-  return finishUpload(deps, caller, upload, size);
+  return (await finishClaimed(deps, caller, upload, size)) ?? progress(after, upload.total_chunks);
 }
 
 async function touch(deps: Deps, uploadId: string): Promise<void> {
@@ -137,7 +141,14 @@ async function touch(deps: Deps, uploadId: string): Promise<void> {
  * bytes mean two files share this upload — spec-only clients without an uploadId uploading two
  * files of one name at once — and the later one is refused rather than mixed in (issue 8 item 2).
  */
-async function resentChunk(deps: Deps, upload: UploadRow, chunkIndex: number, sha256: string | null, source: Readable): Promise<UploadChunkResponse> {
+async function resentChunk(
+  deps: Deps,
+  caller: Caller,
+  upload: UploadRow,
+  chunkIndex: number,
+  sha256: string | null,
+  source: Readable,
+): Promise<UploadChunkResponse | UploadDoneResponse> {
   const hash = crypto.createHash('sha256');
   for await (const piece of source) hash.update(piece as Buffer);
   if (sha256 !== null && hash.digest('hex') !== sha256) {
@@ -146,7 +157,8 @@ async function resentChunk(deps: Deps, upload: UploadRow, chunkIndex: number, sh
     );
   }
   await touch(deps, upload.id);
-  return progress(await listChunks(deps.db, upload.id), upload.total_chunks);
+  // A finish cut short (the server died while listing the file) is taken up here.
+  return finishIfWhole(deps, caller, upload);
 }
 
 /** A store that is out of room answers 507 (issue 8: a full disk is a clear answer, not a 500). */
@@ -194,9 +206,11 @@ export async function stageWhole(deps: Deps, caller: Caller, originalName: strin
 
 /** Lists a staged body as a file, under `originalName` when the request named it late. */
 export async function finishStaged(deps: Deps, caller: Caller, staged: Staged, originalName?: string): Promise<UploadDoneResponse> {
-  await claimUpload(deps.db, staged.upload.id);
   const upload = originalName ? { ...staged.upload, original_name: originalName } : staged.upload;
-  return finishUpload(deps, caller, upload, staged.size);
+  // The row is this request's own (a random id), so the claim cannot be lost.
+  const done = await finishClaimed(deps, caller, upload, staged.size);
+  if (!done) throw conflict('This upload is already being finished.');
+  return done;
 }
 
 export async function dropStaged(deps: Deps, staged: Staged): Promise<void> {
@@ -218,7 +232,7 @@ async function openUpload(
   let upload = await findUpload(deps.db, id);
   if (upload && upload.expires_at <= now) {
     // Expired but not yet swept: start over rather than resume bytes the sweep may take any moment.
-    if (await claimUpload(deps.db, id)) await deps.storage.discard(upload.storage_key);
+    if (await claimUpload(deps.db, id)) await discardUploadBytes(deps, upload);
     upload = undefined;
   }
   if (!upload) {
@@ -296,5 +310,12 @@ export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string)
 
 export async function cancelUpload(deps: Deps, caller: Caller, uploadId: string): Promise<void> {
   const upload = await ownUpload(deps, caller, uploadId);
-  if (await claimUpload(deps.db, upload.id)) await deps.storage.discard(upload.storage_key);
+  if (await claimUpload(deps.db, upload.id)) await discardUploadBytes(deps, upload);
+  else if (await findUpload(deps.db, upload.id)) throw conflict('This upload is being finished and can no longer be cancelled.');
+}
+
+/** An upload's bytes, wherever a finish cut short by a crash may have left them. */
+export async function discardUploadBytes(deps: Deps, upload: Pick<UploadRow, 'storage_key' | 'finishing_until'>): Promise<void> {
+  await deps.storage.discard(upload.storage_key);
+  if (upload.finishing_until != null) await deps.storage.delete(upload.storage_key);
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/index.ts';
-import type { UploadsTable } from '../../db/schema.ts';
+import type { FilesTable, UploadsTable } from '../../db/schema.ts';
+import { insertFile } from './files.repository.ts';
 
 export type UploadRow = UploadsTable;
 
@@ -160,16 +161,50 @@ export async function storedFileBytes(db: Database, userId: string): Promise<num
 }
 
 /**
- * Removes the upload row (its chunks cascade). Resolves true only for the one caller that
- * removed it, so of two requests finishing an upload at once exactly one finalizes it.
+ * Removes the upload row (its chunks cascade) unless a request is finishing it right now.
+ * Resolves true only for the one caller that removed it (cancel, the sweep, a refused finish).
  */
 export async function claimUpload(db: Database, id: string, olderThan?: number): Promise<boolean> {
-  let q = db.deleteFrom('uploads').where('id', '=', id);
+  let q = db
+    .deleteFrom('uploads')
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('finishing_until', 'is', null), eb('finishing_until', '<', Date.now())]));
   if (olderThan !== undefined) q = q.where('expires_at', '<', olderThan);
   const res = await q.executeTakeFirst();
   return Number(res.numDeletedRows) === 1;
 }
 
-export async function listExpiredUploads(db: Database, now: number, limit: number): Promise<Pick<UploadRow, 'id' | 'storage_key'>[]> {
-  return db.selectFrom('uploads').select(['id', 'storage_key']).where('expires_at', '<', now).orderBy('expires_at').limit(limit).execute();
+/** Removes the upload row whatever its state (the finisher refusing it, or done with it). */
+export async function dropUpload(db: Database, id: string): Promise<void> {
+  await db.deleteFrom('uploads').where('id', '=', id).execute();
+}
+
+/**
+ * Compare-and-set: the one request that may turn the upload into a listed file until `untilMs`.
+ * A finisher that died leaves a lapsed claim, which the next request for the upload takes over.
+ */
+export async function claimFinish(db: Database, id: string, nowMs: number, untilMs: number): Promise<boolean> {
+  const res = await db
+    .updateTable('uploads')
+    .set({ finishing_until: untilMs })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('finishing_until', 'is', null), eb('finishing_until', '<', nowMs)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+export async function renewFinish(db: Database, id: string, untilMs: number): Promise<void> {
+  await db.updateTable('uploads').set({ finishing_until: untilMs }).where('id', '=', id).execute();
+}
+
+/** Lists the file and forgets the upload in one transaction: a crash leaves either both or neither. */
+export async function completeFinish(db: Database, id: string, file: FilesTable): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await insertFile(trx, file);
+    await trx.deleteFrom('uploads').where('id', '=', id).execute();
+  });
+}
+
+export async function listExpiredUploads(db: Database, now: number, limit: number): Promise<Pick<UploadRow, 'id' | 'storage_key' | 'finishing_until'>[]> {
+  return db.selectFrom('uploads').select(['id', 'storage_key', 'finishing_until']).where('expires_at', '<', now).orderBy('expires_at').limit(limit).execute();
 }
