@@ -48,9 +48,13 @@ export class LocalStorage implements Storage {
     // Opened without truncating; created if this is the object's first write.
     const data = await fsp.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
     const mark = await fsp.open(path.join(progress, String(offset)), 'w', 0o600);
-    // The checkpoint names the end of the durable bytes of this write (design §7, storedBytes).
+    // The checkpoint names the end of the durable bytes of this write and when the write began:
+    // a later write supersedes its chunk from its own offset on (design §7, storedBytes).
+    const began = (performance.timeOrigin + performance.now()).toFixed(3).padStart(20, '0');
+    const checkpoint = (end: number) => mark.write(`${String(end).padStart(20, '0')} ${began}`, 0);
+    await checkpoint(offset);
     const sink = new DurableSink(data.fd, offset, async (durable) => {
-      await mark.write(String(offset + durable).padStart(20, '0'), 0);
+      await checkpoint(offset + durable);
     });
     try {
       await pipeline(source, sink);
@@ -68,11 +72,19 @@ export class LocalStorage implements Storage {
     }
   }
 
-  /** The contiguous durable prefix of `[start, end)`: checkpointed writes chained from `start`. */
+  /**
+   * The contiguous durable prefix of `[start, end)`. The writes of the chunk are replayed in the
+   * order they began: each one replaces everything from its offset on (a resume from an earlier
+   * offset rewrites what follows), then the ranges are chained from `start`.
+   */
   async storedBytes(key: string, start: number, end: number): Promise<number> {
-    const ranges = await this.progressRanges(key);
+    let held: { start: number; end: number }[] = [];
+    for (const w of (await this.progressRanges(key)).filter((r) => r.start >= start && r.start < end)) {
+      held = held.filter((h) => h.start < w.start).map((h) => ({ start: h.start, end: Math.min(h.end, w.start) }));
+      held.push({ start: w.start, end: w.end });
+    }
     let reached = start;
-    for (const r of ranges) {
+    for (const r of held.sort((a, b) => a.start - b.start)) {
       if (r.start > reached) break;
       reached = Math.max(reached, r.end);
     }
@@ -86,6 +98,7 @@ export class LocalStorage implements Storage {
     }
   }
 
+  /** Every write's checkpoint, in the order the writes began. */
   private async progressRanges(key: string): Promise<{ start: number; end: number }[]> {
     const dir = this.progressDir(key);
     let names: string[];
@@ -94,14 +107,14 @@ export class LocalStorage implements Storage {
     } catch {
       return [];
     }
-    const ranges: { start: number; end: number }[] = [];
+    const ranges: { start: number; end: number; began: number }[] = [];
     for (const name of names) {
       if (!/^\d{1,16}$/.test(name)) continue;
-      const text = await fsp.readFile(path.join(dir, name), 'utf8').catch(() => '');
-      const end = Number(text.trim());
-      if (text && Number.isSafeInteger(end) && end > Number(name)) ranges.push({ start: Number(name), end });
+      const [endText, beganText] = (await fsp.readFile(path.join(dir, name), 'utf8').catch(() => '')).trim().split(' ');
+      const rangeEnd = Number(endText);
+      if (endText && Number.isSafeInteger(rangeEnd) && rangeEnd >= Number(name)) ranges.push({ start: Number(name), end: rangeEnd, began: Number(beganText) || 0 });
     }
-    return ranges.sort((a, b) => a.start - b.start);
+    return ranges.sort((a, b) => a.began - b.began);
   }
 
   readUnfinished(key: string, start: number, end: number): Readable {
