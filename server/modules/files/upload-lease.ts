@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Database } from '../../db/index.ts';
 import { HttpError, conflict } from '../../http/errors.ts';
-import { ensureChunk, listChunks, renewChunkLease, settleChunk, takeChunkLease, type ChunkState } from './uploads.repository.ts';
+import { ensureChunk, listChunks, releaseChunkLease, renewChunkLease, settleChunk, takeChunkLease, type ChunkState } from './uploads.repository.ts';
 
 /** Design §7: a request that loses a race for a chunk gets 409 and a message it can act on. */
 export const busyMessage = (chunkIndex: number) => `Chunk ${chunkIndex} of this upload is being received by another request; retry shortly.`;
@@ -89,9 +89,12 @@ export class ChunkLease {
     return null;
   }
 
+  private settled = false;
+
   /** Records the chunk's state and releases the lease (compare-and-set on the writer). */
   async settle(state: { bytes: number; complete: boolean; sha256: string | null }): Promise<void> {
     this.stop();
+    this.settled = true;
     if (await settleChunk(this.db, this.uploadId, this.chunkIndex, this.writer, state)) return;
     const row = (await listChunks(this.db, this.uploadId)).find((c) => c.chunkIndex === this.chunkIndex);
     throw row ? new LeaseLostError(this.chunkIndex) : uploadGone();
@@ -104,5 +107,16 @@ export class ChunkLease {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /**
+   * Lets go of a lease whose writer refused the request before writing anything (a bound, a bad
+   * offset), keeping the chunk's record as it was, so the next request need not wait for it to lapse.
+   */
+  async release(): Promise<void> {
+    this.stop();
+    if (this.settled || this.lost) return;
+    this.settled = true;
+    await releaseChunkLease(this.db, this.uploadId, this.chunkIndex, this.writer);
   }
 }

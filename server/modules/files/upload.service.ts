@@ -115,7 +115,7 @@ export async function receiveChunk(
     if (fields.chunkHash !== null && fields.chunkHash !== outcome.sha256) return await refuse(unprocessable('Chunk checksum mismatch', { retry: true }));
     await lease.settle({ bytes: total, complete: true, sha256: outcome.sha256 });
   } finally {
-    lease.stop();
+    await lease.release();
   }
   await touch(deps, upload.id);
 

@@ -103,6 +103,17 @@ export async function renewChunkLease(db: Database, uploadId: string, chunkIndex
   return Number(res.numUpdatedRows) === 1;
 }
 
+/** Drops `writer`'s lease without touching the chunk's record. */
+export async function releaseChunkLease(db: Database, uploadId: string, chunkIndex: number, writer: string): Promise<void> {
+  await db
+    .updateTable('upload_chunks')
+    .set({ writer: null, lease_until: null })
+    .where('upload_id', '=', uploadId)
+    .where('chunk_index', '=', chunkIndex)
+    .where('writer', '=', writer)
+    .execute();
+}
+
 /**
  * Records what a writer left (bytes stored, whether whole) and releases its lease, only if it
  * still holds it: a late record of a cut request can never overwrite a chunk another writer

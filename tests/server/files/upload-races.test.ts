@@ -167,6 +167,20 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
     expect(hashes.sort()).toEqual([sha256(a), sha256(b)].sort());
   });
 
+  it('lets go of the chunk when a request is refused before writing, so the next one is not kept waiting', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    const data = randomBytes(CHUNK);
+    const common = { uploadId, originalname: 'skip.bin', totalChunks: 2, chunkIndex: 0 };
+    const skipping = await send({ ...common, chunkOffset: 100 }, data.subarray(100));
+    expect(skipping.status).toBe(409);
+    expect(String(skipping.body.error)).toContain('resume from chunkOffset 0');
+    const right = await send(common, data);
+    expect(right.status).toBe(200);
+    expect(right.body.received).toEqual([0]);
+  });
+
   it('lists a file once when its last two chunks finish at the same moment', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();
