@@ -112,8 +112,8 @@ export class MetadataPool {
     this.all.add(child);
     let markReady: (ok: boolean) => void = () => {};
     const slot: Slot = { child, ready: new Promise((r) => (markReady = r)), onMessage: null, onFailure: null };
+    // Ref'd: a job is waiting for this reader, so the process must stay up until it answers.
     const startTimer = setTimeout(() => child.kill('SIGKILL'), this.limits.startMs);
-    startTimer.unref();
     child.on('message', (message: FromWorker) => {
       if ('ready' in message) {
         clearTimeout(startTimer);
