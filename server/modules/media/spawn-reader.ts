@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -19,7 +20,17 @@ export function spawnReader(name: string, heapMb: number): ChildProcess {
   const execArgv = [`--max-old-space-size=${heapMb}`, '--max-semi-space-size=8'];
   if (fromSources) execArgv.push('--import', tsxLoader(here));
   // Its output is dropped: a parser complaining about a hostile file is not the server's log.
-  return fork(entry, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const child = fork(entry, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  // Lowest CPU priority: on a busy machine a reader chewing through a hostile file (or
+  // starting up) yields to the server's own thread, which must keep answering (issue 8).
+  if (child.pid !== undefined) {
+    try {
+      os.setPriority(child.pid, 19);
+    } catch {
+      // Not allowed on this system: the reader runs at normal priority.
+    }
+  }
+  return child;
 }
 
 /** File URL of tsx's loader (its package's main export), so the child finds it from any cwd. */
