@@ -1,4 +1,4 @@
-import { createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type Track } from 'mp4box';
+import { BoxParser, createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type MultiBufferStream, type Track } from 'mp4box';
 
 /**
  * Width and height of an ISO-BMFF video (MP4, MOV, M4V, 3GP), read cheaply (spec §3: "for
@@ -54,6 +54,20 @@ export function isIsoBmffVideo(mime: string): boolean {
 Log.setLogLevel(Log.error);
 Log.error = (module: string, msg?: string, isofile?: ISOFile) => {
   isofile?.onError?.(module, msg ?? '');
+};
+
+// Issue 8 item 1: mp4box's `stsz` parser repeats a fixed sample size once per sample the box
+// claims, so 20 bytes claiming 2^32-1 samples grew one array until the process aborted. With
+// a fixed size there is nothing per sample to keep (the per-sample lists are not built either,
+// below); a table of sizes still reads one entry per 4 bytes present, bounded by the bytes read.
+BoxParser.box.stsz.prototype.parse = function parseStsz(this: InstanceType<typeof BoxParser.box.stsz>, stream: MultiBufferStream) {
+  this.parseFullHeader(stream);
+  this.sample_sizes = [];
+  if (this.version !== 0) return;
+  this.sample_size = stream.readUint32();
+  this.sample_count = stream.readUint32();
+  if (this.sample_size !== 0) return;
+  for (let i = 0; i < this.sample_count; i++) this.sample_sizes.push(stream.readUint32());
 };
 
 /**

@@ -77,6 +77,11 @@ export class MetadataPool {
     return (await this.submit({ task: 'previews', size }, read)) as PreviewResult[] | null;
   }
 
+  /** Process ids of the running readers (for operators' tools and for tests that end one). */
+  readerPids(): number[] {
+    return [...this.all].flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const job of this.waiting.splice(0)) job.resolve(null);

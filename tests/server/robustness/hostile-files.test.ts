@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -62,6 +64,8 @@ async function startServer(dialect: (typeof DIALECTS)[number]): Promise<Running>
     ADMIN_PASSWORD: 'boss-password',
     LOG_LEVEL: 'warn',
     RATE_LIMITS: 'off',
+    // The URL-upload case fetches the crafted files from a server on loopback.
+    URL_UPLOAD_ALLOW_PRIVATE: 'true',
   });
   const origins = Object.values(ports).map((p) => `http://127.0.0.1:${p}`);
   const api = `http://127.0.0.1:${ports.api}`;
@@ -129,13 +133,20 @@ describe.each(DIALECTS)('hostile files against a real server process on %s (issu
     await running?.cleanup();
   });
 
-  it('keeps answering /healthz within 250 ms and never dies while crafted files are uploaded whole and by chunks', async () => {
+  it('keeps answering /healthz within 250 ms and never dies while crafted files are uploaded whole, by chunks and by URL', async () => {
     const { api, token, server } = running;
+    const files = hostileFiles();
+    // The same bytes offered for a URL upload (design §7), from a server on loopback.
+    const source = http.createServer((req, res) => {
+      const file = files.find((f) => req.url === `/${f.name}`);
+      res.writeHead(file ? 200 : 404, { 'content-type': 'application/octet-stream' }).end(file?.bytes);
+    });
+    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    const sourceUrl = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
     // One warm-up upload first, so the readers' start-up is not what is measured.
     const warm = await sendMultipart(`${api}/api/v1/files/upload`, { fields: { token }, file: { data: Buffer.from('warm-up text'), filename: 'warm.txt' } });
     expect(warm.status).toBe(200);
 
-    const files = hostileFiles();
     let current = '';
     const watcher = watchHealth(running.origins, () => current);
     const answers: string[] = [];
@@ -150,14 +161,25 @@ describe.each(DIALECTS)('hostile files against a real server process on %s (issu
       answers.push(`${file.name} whole: ${await upload({ token }, file)}`);
       const chunk = { token, originalname: file.name, totalChunks: 1, chunkIndex: 0, uploadId: crypto.randomUUID(), fileSize: file.bytes.length };
       answers.push(`${file.name} chunked: ${await upload(chunk, file)}`);
+      const byUrl = await fetch(`${api}/api/v1/files/upload-url`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token, url: `${sourceUrl}/${file.name}` }),
+      }).then(
+        (res) => String(res.status),
+        (err: Error) => err.message,
+      );
+      answers.push(`${file.name} by URL: ${byUrl}`);
     }
     const { slowest, failures } = await watcher.stop();
+    source.close();
 
     expect(exitOf(server), server.output()).toEqual({ code: null, signal: null });
     expect(failures, server.output()).toEqual([]);
     expect(answers.filter((a) => !/: [24]\d\d$/.test(a))).toEqual([]);
     expect(slowest.ms, `slowest /healthz: ${slowest.origin} during ${slowest.during}`).toBeLessThan(HEALTH_BUDGET_MS);
-  });
+    // 36 uploads, a few of which cost a reader process its life (and its replacement a start).
+  }, 240_000);
 
   it('reads the moov of a crafted MP4 spread over two real 80 MiB chunks without harm, and lists it', async () => {
     const { api, token, server } = running;
@@ -179,8 +201,8 @@ describe.each(DIALECTS)('hostile files against a real server process on %s (issu
     expect(exitOf(server), server.output()).toEqual({ code: null, signal: null });
     expect(failures).toEqual([]);
     expect(statuses).toEqual([200, 200]);
-    // Listed with its type from the bytes; no size could be read within the readers' limits.
-    expect(last.file).toMatchObject({ mime_type: 'video/mp4', width: null, height: null });
+    // Listed, with the size its moov gives: the claimed sample count costs nothing any more.
+    expect(last.file).toMatchObject({ mime_type: 'video/mp4', width: 320, height: 240 });
     expect(slowest.ms, `slowest /healthz: ${slowest.origin} during ${slowest.during}`).toBeLessThan(HEALTH_BUDGET_MS);
   });
 });
