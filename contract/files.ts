@@ -15,6 +15,12 @@ export const File = Type.Object({
   width: Type.Union([Type.Number(), Type.Null()]),
   height: Type.Union([Type.Number(), Type.Null()]),
   mime_type: Type.String(),
+  /**
+   * WebP previews on the files host (issue 11 item 9), narrowest first, widths at most
+   * 160/320/640 and never wider than the image; empty while none exist (not an image, or not
+   * made yet). Clients build `srcset` from it.
+   */
+  previews: Type.Array(Type.Object({ width: Type.Integer(), height: Type.Integer(), url: Type.String() })),
 });
 export type FileRecord = Static<typeof File>;
 

@@ -3,6 +3,8 @@ import { CHUNK_SIZE } from '../contract/files.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database, type Dialect, type OpenOptions } from './db/index.ts';
 import { createCaptchaVerifier, type CaptchaVerifier } from './modules/auth/captcha.ts';
+import { MetadataPool, PREVIEW_LIMITS } from './modules/media/metadata-pool.ts';
+import { PreviewQueue } from './modules/media/preview-queue.ts';
 import { SettingsService } from './modules/settings/settings.service.ts';
 import { createStorage, type Storage } from './storage/index.ts';
 import { closeRedis, connectRedis } from './redis.ts';
@@ -25,6 +27,10 @@ export interface Deps {
   /** Shared rate-limit counters (design §6 across API processes); null without REDIS_URL or with RATE_LIMITS=off. */
   redis: Redis | null;
   rateLimitNamespace: string;
+  /** Reads the type and size of uploaded bytes in child processes with limits (issue 8 item 1). */
+  metadata: MetadataPool;
+  /** Makes WebP previews of listed images in the background (issue 11 item 9). */
+  previews: PreviewQueue;
   close(): Promise<void>;
 }
 
@@ -66,18 +72,26 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   };
   // Redis holds nothing but rate-limit counters, so with RATE_LIMITS=off there is nothing to connect for.
   const redis = config.redisUrl && config.rateLimits ? await connectRedis(config.redisUrl, log) : null;
+  const metadata = new MetadataPool();
+  const storage = overrides.storage ?? createStorage(config);
+  const previewReaders = new MetadataPool(PREVIEW_LIMITS);
+  const previews = new PreviewQueue(handle.db, storage, previewReaders, log);
   return {
     config,
     db: handle.db,
     dialect: handle.dialect,
-    storage: overrides.storage ?? createStorage(config),
+    storage,
     captcha: overrides.captcha ?? createCaptchaVerifier(config),
     settings: new SettingsService(handle.db),
     uploadChunkSize: overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE,
     uploadLeaseMs: overrides.uploadLeaseMs ?? testKnob('STASH_TEST_LEASE_MS') ?? UPLOAD_LEASE_MS,
     redis,
     rateLimitNamespace: overrides.rateLimitNamespace ?? RATE_LIMIT_NAMESPACE,
+    metadata,
+    previews,
     close: async () => {
+      await previews.close();
+      await Promise.all([metadata.close(), previewReaders.close()]);
       if (redis) await closeRedis(redis);
       await handle.close();
     },

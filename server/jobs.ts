@@ -35,6 +35,8 @@ export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   const timer = setInterval(tick, SWEEP_EVERY_MS);
   timer.unref();
   tick();
+  // Images listed before previews existed, or while a process was down, get theirs (issue 11 item 9).
+  void deps.previews.backfill().catch((err: unknown) => console.error('preview backfill failed', err));
   return async () => {
     clearInterval(timer);
     await running;

@@ -71,6 +71,8 @@ export interface FilesTable {
   time_created: number;
   storage_key: string;
   sha256: string | null;
+  /** JSON list of stored WebP previews (server/modules/media/previews.ts); NULL until they are made. */
+  previews?: string | null;
 }
 
 export interface UploadsTable {

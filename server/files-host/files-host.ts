@@ -3,6 +3,7 @@ import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
 import { contentDisposition, isActiveType, parseRange } from './http-headers.ts';
+import { registerPreviewRoute } from './previews-route.ts';
 
 // Design §8: files never change under a name, so caches may keep them for a year.
 const CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -17,6 +18,7 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps): Promi
     exposeHeadRoute: false,
     handler: (request: FastifyRequest<{ Params: { name: string } }>, reply) => serveFile(deps, request, reply),
   });
+  registerPreviewRoute(app, deps);
 }
 
 async function serveFile(deps: Deps, request: FastifyRequest<{ Params: { name: string } }>, reply: FastifyReply) {

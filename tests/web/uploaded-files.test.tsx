@@ -18,6 +18,7 @@ const file = (name: string, mime: string, over: Partial<FileRecord> = {}): FileR
   width: null,
   height: null,
   mime_type: mime,
+  previews: [],
   ...over,
 });
 

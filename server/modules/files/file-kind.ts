@@ -19,18 +19,7 @@ export interface FileKind {
  */
 export async function detectKind(head: Buffer, totalSize: number): Promise<FileKind> {
   const found = await fileTypeFromBuffer(head);
-  let mime: string;
-  let ext: string;
-  if (found) {
-    mime = found.mime;
-    ext = found.ext;
-  } else if (looksLikeText(head, totalSize)) {
-    mime = 'text/plain';
-    ext = 'txt';
-  } else {
-    mime = 'application/octet-stream';
-    ext = 'bin';
-  }
+  const { mime, ext } = found ?? unknownKind(head, totalSize);
   let width: number | null = null;
   let height: number | null = null;
   if (mime.startsWith('image/')) {
@@ -43,6 +32,17 @@ export async function detectKind(head: Buffer, totalSize: number): Promise<FileK
     }
   }
   return { mime, ext, width, height };
+}
+
+/**
+ * The type of bytes file-type does not know, or could not read within its budget (its reader
+ * ran out of time or memory, server/modules/media/metadata-pool.ts): this check is a bounded
+ * pass over the head, safe on the main thread.
+ */
+export function unknownKind(head: Buffer, totalSize: number): FileKind {
+  return looksLikeText(head, totalSize)
+    ? { mime: 'text/plain', ext: 'txt', width: null, height: null }
+    : { mime: 'application/octet-stream', ext: 'bin', width: null, height: null };
 }
 
 function looksLikeText(head: Buffer, totalSize: number): boolean {

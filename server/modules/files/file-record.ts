@@ -1,5 +1,6 @@
 import type { FileRecord } from '../../../contract/files.ts';
 import type { FilesTable } from '../../db/schema.ts';
+import { previewsForClient } from '../media/previews.ts';
 
 /** Spec §3 File as clients see it; `url` is FILES_URL/actual_name (design §7). */
 export function toFileRecord(row: FilesTable, username: string, filesUrl: string): FileRecord {
@@ -13,5 +14,6 @@ export function toFileRecord(row: FilesTable, username: string, filesUrl: string
     width: row.width,
     height: row.height,
     mime_type: row.mime_type,
+    previews: previewsForClient(row.previews, row.actual_name, filesUrl),
   };
 }

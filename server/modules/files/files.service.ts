@@ -2,6 +2,7 @@ import type { FileRecord, FileSort } from '../../../contract/files.ts';
 import type { Deps } from '../../deps.ts';
 import { notFound } from '../../http/errors.ts';
 import type { Caller } from '../auth/caller.repository.ts';
+import { previewKeys } from '../media/previews.ts';
 import { ACTUAL_NAME_PATTERN } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
 import { deleteFileRow, findFileByActualName, listFiles, siteTotals, userTotals, type FileQuery } from './files.repository.ts';
@@ -45,7 +46,10 @@ export async function deleteFile(deps: Deps, caller: Caller, filePath: string, a
   const row = name ? await findFileByActualName(deps.db, name) : undefined;
   // Someone else's file answers exactly like a missing one: no hint that it exists.
   if (!row || (!anyOwner && row.user_id !== caller.id)) throw notFound('File not found.');
-  if (await deleteFileRow(deps.db, row.id)) await deps.storage.delete(row.storage_key);
+  if (await deleteFileRow(deps.db, row.id)) {
+    // Its previews go with it (issue 11 item 9); one being made right now is dropped by its maker.
+    await Promise.all([row.storage_key, ...previewKeys(row.storage_key, row.previews)].map((key) => deps.storage.delete(key)));
+  }
 }
 
 export async function userStats(deps: Deps, caller: Caller) {

@@ -4,11 +4,9 @@ import type { Deps } from '../../deps.ts';
 import { tooLarge, unsupportedType } from '../../http/errors.ts';
 import { newId, nowSeconds } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
-import { HEAD_BYTES, detectKind, isAllowed, newActualName } from './file-kind.ts';
+import { HEAD_BYTES, isAllowed, newActualName, unknownKind } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
 import { claimFinish, completeFinish, dropUpload, renewFinish, type UploadRow } from './uploads.repository.ts';
-import { isIsoBmffVideo, measureIsoBmffVideo } from './video-size.ts';
-import { isMatroskaVideo, measureMatroskaVideo } from './matroska-size.ts';
 
 /**
  * Turns an upload whose bytes are all stored into a listed file (design §7): type from the
@@ -25,11 +23,12 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
   try {
     if (size > (await deps.settings.maxFileSizeBytes())) throw tooLarge(await tooLargeMessage(deps));
     const head = await readAll(read(0, Math.min(size, HEAD_BYTES)));
-    const kind = await detectKind(head, size);
+    // Parsed in a reader process with limits (issue 8 item 1); its failure leaves the bytes-only rule.
+    const kind = (await deps.metadata.kind(head, size)) ?? unknownKind(head, size);
     if (!isAllowed(kind.mime, await deps.settings.mimeTypes())) {
       throw unsupportedType(`Files of type ${kind.mime} are not allowed on this site.`);
     }
-    const dims = kind.mime.startsWith('video/') ? await videoDimensions(read, kind.mime, head, size) : kind;
+    const dims = kind.mime.startsWith('video/') ? await videoDimensions(deps, read, kind.mime, head, size) : kind;
     if (!finalized) await deps.storage.finalize(key, size);
     finalized = true;
     const row = {
@@ -46,6 +45,8 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
       sha256: null,
     };
     await completeFinish(deps.db, upload.id, row);
+    // Previews are made in the background; the answer lists none yet (issue 11 item 9).
+    deps.previews.enqueue(row.id);
     const file = toFileRecord(row, caller.username, deps.config.urls.files);
     return { success: true, url: file.url, file };
   } catch (err) {
@@ -80,21 +81,17 @@ export async function tooLargeMessage(deps: Deps): Promise<string> {
 
 /**
  * A video's size may sit past the head (an MP4's moov after mdat), so it is measured apart from
- * detectKind, which sees only the head. Bounded reads; null on any failure (spec §3).
+ * the type, which needs only the head. Bounded reads, in a reader process; null on any failure (spec §3).
  */
 async function videoDimensions(
+  deps: Deps,
   readRange: (start: number, end: number) => Readable,
   mime: string,
   head: Buffer,
   size: number,
 ): Promise<{ width: number | null; height: number | null }> {
   const read = (start: number, end: number) => readAll(readRange(start, end));
-  const video = isIsoBmffVideo(mime)
-    ? await measureIsoBmffVideo({ head, size, read }).catch(() => null)
-    : isMatroskaVideo(mime)
-      ? await measureMatroskaVideo(head, mime, size)
-      : null;
-  return { width: video?.width ?? null, height: video?.height ?? null };
+  return (await deps.metadata.videoSize(mime, head, size, read)) ?? { width: null, height: null };
 }
 
 async function readAll(stream: Readable): Promise<Buffer> {

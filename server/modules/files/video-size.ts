@@ -1,4 +1,4 @@
-import { createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type Track } from 'mp4box';
+import { BoxParser, createFile, Log, MP4BoxBuffer, type ISOFile, type Movie, type MultiBufferStream, type Track } from 'mp4box';
 
 /**
  * Width and height of an ISO-BMFF video (MP4, MOV, M4V, 3GP), read cheaply (spec §3: "for
@@ -56,6 +56,20 @@ Log.error = (module: string, msg?: string, isofile?: ISOFile) => {
   isofile?.onError?.(module, msg ?? '');
 };
 
+// Issue 8 item 1: mp4box's `stsz` parser repeats a fixed sample size once per sample the box
+// claims, so 20 bytes claiming 2^32-1 samples grew one array until the process aborted. With
+// a fixed size there is nothing per sample to keep (the per-sample lists are not built either,
+// below); a table of sizes still reads one entry per 4 bytes present, bounded by the bytes read.
+BoxParser.box.stsz.prototype.parse = function parseStsz(this: InstanceType<typeof BoxParser.box.stsz>, stream: MultiBufferStream) {
+  this.parseFullHeader(stream);
+  this.sample_sizes = [];
+  if (this.version !== 0) return;
+  this.sample_size = stream.readUint32();
+  this.sample_count = stream.readUint32();
+  if (this.sample_size !== 0) return;
+  for (let i = 0; i < this.sample_count; i++) this.sample_sizes.push(stream.readUint32());
+};
+
 /**
  * Feeds mp4box the head, then the ranges it asks for, within `limits`. Resolves with the size,
  * or null for anything else (no moov within the budget, a parse error, no video track, a zero
@@ -66,6 +80,15 @@ export async function measureIsoBmffVideo(
   limits: ProbeLimits = DEFAULT_PROBE_LIMITS,
 ): Promise<VideoSize | null> {
   const file = createFile();
+  // Issue 8 item 1: once the moov is parsed mp4box builds one object per sample of every track
+  // from the counts the tables claim (`stsz` with a fixed sample size claims any count in 20
+  // bytes): 3,000,000 samples took 5 s and 1 GB, 2^32-1 killed the process. A size needs none
+  // of them, so the lists stay empty and the work is bounded by the bytes read.
+  file.buildTrakSampleLists = (trak) => {
+    trak.samples = [];
+    trak.samples_duration = 0;
+    trak.samples_size = 0;
+  };
   // Set from mp4box's callbacks, which run inside appendBuffer.
   const state: { info: Movie | null; failed: boolean } = { info: null, failed: false };
   file.onReady = (movie) => {

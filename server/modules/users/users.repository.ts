@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database, Dialect } from '../../db/index.ts';
 import { containsInsensitive } from '../../db/index.ts';
+import { previewKeys } from '../media/previews.ts';
 
 export interface UserRow {
   id: string;
@@ -54,11 +55,11 @@ export async function deleteUser(db: Database, id: string): Promise<void> {
   await db.deleteFrom('users').where('id', '=', id).execute();
 }
 
-/** Storage keys of everything a user holds: listed files and unfinished uploads. */
+/** Storage keys of everything a user holds: listed files with their previews, and unfinished uploads. */
 export async function storageKeysOfUser(db: Database, id: string): Promise<{ files: string[]; uploads: string[] }> {
-  const files = await db.selectFrom('files').select('storage_key').where('user_id', '=', id).execute();
+  const files = await db.selectFrom('files').select(['storage_key', 'previews']).where('user_id', '=', id).execute();
   const uploads = await db.selectFrom('uploads').select('storage_key').where('user_id', '=', id).execute();
-  return { files: files.map((f) => f.storage_key), uploads: uploads.map((u) => u.storage_key) };
+  return { files: files.flatMap((f) => [f.storage_key, ...previewKeys(f.storage_key, f.previews)]), uploads: uploads.map((u) => u.storage_key) };
 }
 
 /**

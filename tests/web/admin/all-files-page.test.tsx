@@ -21,6 +21,7 @@ const file = (n: number) => ({
   width: 10,
   height: 10,
   mime_type: 'image/png',
+  previews: [],
 });
 
 describe('admin all files screen', () => {

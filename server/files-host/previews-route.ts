@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../deps.ts';
+import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
+import { findFileByActualName } from '../modules/files/files.repository.ts';
+import { parsePreviews, previewKey } from '../modules/media/previews.ts';
+
+// Design §8's headers, as for the files themselves: a preview never changes under its key.
+const CACHE_CONTROL = 'public, max-age=31536000, immutable';
+const CSP = "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox";
+const PREVIEW_FILE = /^([1-9]\d{0,3})\.webp$/;
+
+type PreviewRequest = FastifyRequest<{ Params: { name: string; file: string } }>;
+
+/** `GET`/`HEAD /_p/<actual_name>/<width>.webp`: a file's WebP preview (issue 11 item 9). */
+export function registerPreviewRoute(app: FastifyInstance, deps: Deps): void {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/_p/:name/:file',
+    exposeHeadRoute: false,
+    handler: (request: PreviewRequest, reply) => servePreview(deps, request, reply),
+  });
+}
+
+async function servePreview(deps: Deps, request: PreviewRequest, reply: FastifyReply) {
+  const { name, file } = request.params;
+  const width = PREVIEW_FILE.exec(file)?.[1];
+  // Not one of our names: answered without a database or storage lookup.
+  if (!ACTUAL_NAME_PATTERN.test(name) || !width) return notFound(reply);
+  const row = await findFileByActualName(deps.db, name);
+  const preview = row ? parsePreviews(row.previews).find((p) => p.width === Number(width)) : undefined;
+  if (!row || !preview) return notFound(reply);
+
+  const key = previewKey(row.storage_key, preview);
+  const etag = `"${key}"`;
+  void reply
+    .header('cache-control', CACHE_CONTROL)
+    .header('etag', etag)
+    .header('last-modified', new Date(row.time_created * 1000).toUTCString())
+    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', CSP)
+    .header('cross-origin-resource-policy', 'cross-origin')
+    .header('content-type', 'image/webp');
+  const inm = request.headers['if-none-match'];
+  if (inm !== undefined && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return reply.status(304).send();
+  void reply.status(200).header('content-length', preview.bytes);
+  if (request.method === 'HEAD') return reply.send();
+  return reply.send(deps.storage.read(key));
+}
+
+function notFound(reply: FastifyReply) {
+  return reply.status(404).header('cache-control', 'no-store').send({ success: false, error: 'Not found.' });
+}

@@ -1,0 +1,111 @@
+import crypto from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Database } from '../../db/index.ts';
+import type { Storage } from '../../storage/storage.ts';
+import type { MetadataPool } from './metadata-pool.ts';
+import { isPreviewable, previewKey, type StoredPreview } from './previews.ts';
+import { filesWithoutPreviews, findPreviewSource, recordPreviews } from './previews.repository.ts';
+
+const BACKFILL_BATCH = 100;
+
+/**
+ * Makes each listed image's previews once, off the request path (issue 11 item 9): a file id
+ * is queued when it is listed, and files listed before a restart are found by `backfill()`.
+ * One file at a time: the work runs in its own reader process (metadata-pool.ts), bounded in
+ * time and memory like every other parser of uploaded bytes. The outcome, even "none" (not an
+ * image, refused as a bomb, broken), is recorded in `files.previews`, so nothing is tried twice.
+ */
+export class PreviewQueue {
+  private readonly pending: string[] = [];
+  private readonly queued = new Set<string>();
+  private running: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly storage: Storage,
+    private readonly pool: MetadataPool,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  enqueue(fileId: string): void {
+    if (this.closed || this.queued.has(fileId)) return;
+    this.queued.add(fileId);
+    this.pending.push(fileId);
+    this.running ??= this.drain().finally(() => (this.running = null));
+  }
+
+  /** Queues every image listed without a preview record (files from before this feature, or a crash). */
+  async backfill(): Promise<void> {
+    let after = '';
+    for (;;) {
+      const ids = await filesWithoutPreviews(this.db, after, BACKFILL_BATCH);
+      for (const id of ids) this.enqueue(id);
+      if (ids.length < BACKFILL_BATCH) return;
+      after = ids[ids.length - 1] as string;
+      // Let the queue work through a batch before loading the next.
+      await this.idle();
+    }
+  }
+
+  /** Resolves once nothing is queued or running. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.pending.length = 0;
+    await this.idle();
+  }
+
+  private async drain(): Promise<void> {
+    for (let id = this.pending.shift(); id !== undefined && !this.closed; id = this.pending.shift()) {
+      try {
+        await this.make(id);
+      } catch (err) {
+        this.log(`previews of file ${id} failed: ${(err as Error).message}`);
+      } finally {
+        this.queued.delete(id);
+      }
+    }
+  }
+
+  private async make(id: string): Promise<void> {
+    const file = await findPreviewSource(this.db, id);
+    if (!file || file.previews !== null) return;
+    const rendered = isPreviewable(file.mime_type, file.size)
+      ? await this.pool.previews(file.size, (start, end) => readAll(this.storage.read(file.storage_key, { start, end: end - 1 })))
+      : null;
+    const stored: StoredPreview[] = [];
+    const tag = crypto.randomBytes(4).toString('base64url');
+    let writing: string | null = null;
+    try {
+      for (const p of rendered ?? []) {
+        const preview = { width: p.width, height: p.height, bytes: p.data.length, suffix: `p${p.width}_${tag}` };
+        writing = previewKey(file.storage_key, preview);
+        await this.storage.writeAt(writing, 0, Readable.from([Buffer.from(p.data.buffer, p.data.byteOffset, p.data.length)]));
+        await this.storage.finalize(writing, p.data.length);
+        stored.push(preview);
+        writing = null;
+      }
+      if (await recordPreviews(this.db, id, JSON.stringify(stored))) return;
+    } catch (err) {
+      if (writing) await this.storage.discard(writing).catch(() => {});
+      await this.drop(file.storage_key, stored);
+      throw err;
+    }
+    // The file was deleted (or given previews elsewhere) while these were made.
+    await this.drop(file.storage_key, stored);
+  }
+
+  private async drop(storageKey: string, stored: StoredPreview[]): Promise<void> {
+    await Promise.allSettled(stored.map((p) => this.storage.delete(previewKey(storageKey, p))));
+  }
+}
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const piece of stream) parts.push(piece as Buffer);
+  return Buffer.concat(parts);
+}

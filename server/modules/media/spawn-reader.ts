@@ -1,0 +1,43 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/**
+ * Starts the module `name` (without extension) beside this file as a child process with its
+ * own V8 heap limit, from the sources under tsx or from compiled JavaScript.
+ *
+ * A child process, not a worker thread: a worker's `resourceLimits` are best effort, and one
+ * array grown past the limit (what mp4box does with a crafted `stsz`) aborts the whole process
+ * with "Reached heap limit" (nodejs/node#47224), where a child only takes itself down.
+ */
+export function spawnReader(name: string, heapMb: number): ChildProcess {
+  const here = import.meta.url;
+  const fromSources = here.endsWith('.ts');
+  const entry = fileURLToPath(new URL(`./${name}${fromSources ? '.ts' : '.js'}`, here));
+  const execArgv = [`--max-old-space-size=${heapMb}`, '--max-semi-space-size=8'];
+  if (fromSources) execArgv.push('--import', tsxLoader(here));
+  // Its output is dropped: a parser complaining about a hostile file is not the server's log.
+  const child = fork(entry, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  // Lowest CPU priority: on a busy machine a reader chewing through a hostile file (or
+  // starting up) yields to the server's own thread, which must keep answering (issue 8).
+  if (child.pid !== undefined) {
+    try {
+      os.setPriority(child.pid, 19);
+    } catch {
+      // Not allowed on this system: the reader runs at normal priority.
+    }
+  }
+  return child;
+}
+
+/** File URL of tsx's loader (its package's main export), so the child finds it from any cwd. */
+function tsxLoader(from: string): string {
+  const manifest = createRequire(from).resolve('tsx/package.json');
+  const pkg = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: Record<string, unknown> };
+  const main = pkg.exports['.'];
+  if (typeof main !== 'string') throw new Error('tsx has no main export');
+  return pathToFileURL(path.join(path.dirname(manifest), main)).href;
+}

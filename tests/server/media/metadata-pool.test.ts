@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_METADATA_LIMITS, MetadataPool } from '../../../server/modules/media/metadata-pool.ts';
+import { mp4Bytes } from '../files/fixtures/mp4.ts';
+import { mp4ManyEmptyBoxes, mp4WithSampleCount } from '../files/fixtures/hostile.ts';
+
+/** Issue 8 item 1: the readers of uploaded bytes, bounded in memory and time, outside the server's process. */
+describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
+  let pool: MetadataPool | null = null;
+  afterEach(async () => pool?.close());
+  const noReads = () => Promise.resolve(Buffer.alloc(0));
+
+  it('answers null for a task whose reader dies, and starts a new reader for the next task', async () => {
+    pool = new MetadataPool();
+    const fine = mp4Bytes({ video: [{ width: 640, height: 360 }], mdatBytes: 400 * 1024, moovAtEnd: true });
+    const head = fine.subarray(0, 256 * 1024);
+    // The reader asks for the moov; while it waits, it dies (as an out-of-memory abort would end it).
+    let asked: () => void = () => {};
+    const askedForRange = new Promise<void>((resolve) => (asked = resolve));
+    const neverAnswers = () => {
+      asked();
+      return new Promise<Buffer>(() => {});
+    };
+    const pending = pool.videoSize('video/mp4', head, fine.length, neverAnswers);
+    await askedForRange;
+    const [pid] = pool.readerPids();
+    process.kill(pid as number, 'SIGKILL');
+    expect(await pending).toBeNull();
+    const read = async (start: number, end: number) => fine.subarray(start, end);
+    expect(await pool.videoSize('video/mp4', head, fine.length, read)).toEqual({ width: 640, height: 360 });
+    expect(pool.readerPids()).not.toContain(pid);
+  });
+
+  it('reads the crafted MP4 of issue 8 (20 bytes claiming 2^32-1 samples) at once', async () => {
+    pool = new MetadataPool();
+    const hostile = mp4WithSampleCount(0xffffffff);
+    expect(await pool.videoSize('video/mp4', hostile, hostile.length, noReads)).toEqual({ width: 320, height: 240 });
+  });
+
+  it('ends a task past its busy time, but does not count the time spent waiting for range reads', async () => {
+    // One reader and a tight budget, against a parse that takes over a second (100,000 empty boxes).
+    pool = new MetadataPool({ ...DEFAULT_METADATA_LIMITS, workers: 1, busyMs: 30 });
+    const slow = mp4ManyEmptyBoxes(100_000);
+    const warm = mp4Bytes({ video: [{ width: 16, height: 16 }], mdatBytes: 8 });
+    await pool.kind(warm, warm.length);
+    const [reader] = pool.readerPids();
+    expect(await pool.videoSize('video/mp4', slow, slow.length, noReads)).toBeNull();
+    // Null because its reader was ended at the deadline, not because the parse gave up.
+    expect(pool.readerPids()).not.toContain(reader);
+
+    // A moov past the head, from a store taking 1.5 s per read: past a 1 s budget in all, still answered.
+    await pool.close();
+    pool = new MetadataPool({ ...DEFAULT_METADATA_LIMITS, workers: 1, busyMs: 1_000 });
+    const file = mp4Bytes({ video: [{ width: 1280, height: 720 }], mdatBytes: 400 * 1024, moovAtEnd: true });
+    const head = file.subarray(0, 256 * 1024);
+    await pool.kind(warm, warm.length);
+    const slowStore = async (start: number, end: number) => {
+      await new Promise((r) => setTimeout(r, 1_500));
+      return file.subarray(start, end);
+    };
+    expect(await pool.videoSize('video/mp4', head, file.length, slowStore)).toEqual({ width: 1280, height: 720 });
+  });
+});
