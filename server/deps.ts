@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database, type Dialect, type OpenOptions } from './db/index.ts';
 import { createCaptchaVerifier, type CaptchaVerifier } from './modules/auth/captcha.ts';
 import { SettingsService } from './modules/settings/settings.service.ts';
-import { createStorage, type Storage } from './storage/index.ts';
+import { assertStorageReady, createStorage, type Storage } from './storage/index.ts';
 import { closeRedis, connectRedis } from './redis.ts';
 
 /** Key prefix of the rate-limit counters in Redis. */
@@ -47,16 +47,24 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const log = (message: string) => {
     if (config.logLevel !== 'silent') console.warn(message);
   };
+  const uploadChunkSize = overrides.uploadChunkSize ?? CHUNK_SIZE;
+  const storage = overrides.storage ?? createStorage(config, { chunkSize: uploadChunkSize, log });
+  try {
+    await assertStorageReady(storage);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
   // Redis holds nothing but rate-limit counters, so with RATE_LIMITS=off there is nothing to connect for.
   const redis = config.redisUrl && config.rateLimits ? await connectRedis(config.redisUrl, log) : null;
   return {
     config,
     db: handle.db,
     dialect: handle.dialect,
-    storage: overrides.storage ?? createStorage(config),
+    storage,
     captcha: overrides.captcha ?? createCaptchaVerifier(config),
     settings: new SettingsService(handle.db),
-    uploadChunkSize: overrides.uploadChunkSize ?? CHUNK_SIZE,
+    uploadChunkSize,
     redis,
     rateLimitNamespace: overrides.rateLimitNamespace ?? RATE_LIMIT_NAMESPACE,
     close: async () => {
