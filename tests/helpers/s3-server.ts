@@ -45,6 +45,7 @@ let starting: Promise<string> | null = null;
 export function s3Endpoint(): Promise<string> {
   if (process.env.TEST_S3_ENDPOINT) return Promise.resolve(process.env.TEST_S3_ENDPOINT);
   if (server) return Promise.resolve(server.endpoint);
+  if (!S3_AVAILABLE) return Promise.reject(new Error('An S3 test needs TEST_S3_ENDPOINT or moto_server on PATH (README "Tests").'));
   starting ??= startMoto();
   return starting;
 }
