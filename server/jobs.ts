@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import type { Deps } from './deps.ts';
+import { takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
 import { claimUpload, listExpiredUploads } from './modules/files/uploads.repository.ts';
 
@@ -25,11 +27,24 @@ export async function sweepExpiredUploads(deps: Deps, now: number = nowSeconds()
   }
 }
 
+/** This process, as a lease holder. */
+const HOLDER = crypto.randomUUID();
+
+/**
+ * The sweep, run by whichever api process takes the period's lease first (issue 10: once across
+ * the deployment, not once per process). Null when another process holds the lease.
+ */
+export async function leasedSweep(deps: Deps, now: number = nowSeconds(), holder: string = HOLDER): Promise<number | null> {
+  // A little shorter than the period, so the next tick of whoever swept can take it again.
+  if (!(await takeLease(deps.db, 'sweep-expired-uploads', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  return sweepExpiredUploads(deps, now);
+}
+
 /** Periodic work of the api role; returns a function that stops it. */
 export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
-    running = sweepExpiredUploads(deps).catch((err: unknown) => console.error('upload sweep failed', err));
+    running = leasedSweep(deps).catch((err: unknown) => console.error('upload sweep failed', err));
   };
   const timer = setInterval(tick, SWEEP_EVERY_MS);
   timer.unref();

@@ -95,6 +95,13 @@ export interface UploadChunksTable {
   sha256: string | null;
 }
 
+/** A background job's lease (issue 10: a sweep runs once across the deployment per period). */
+export interface JobLeasesTable {
+  name: string;
+  holder: string;
+  expires_at: number;
+}
+
 export interface DB {
   roles: RolesTable;
   users: UsersTable;
@@ -106,6 +113,7 @@ export interface DB {
   files: FilesTable;
   uploads: UploadsTable;
   upload_chunks: UploadChunksTable;
+  job_leases: JobLeasesTable;
 }
 
 export type { Generated };
