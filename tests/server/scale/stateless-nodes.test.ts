@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE } from '../../../contract/files.ts';
+import { createTestDatabase } from '../../helpers/pg-database.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { S3_AVAILABLE, createTestBucket, s3Endpoint, s3Env, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
 import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
@@ -29,20 +29,9 @@ afterAll(async () => {
 });
 
 async function freshDatabase(): Promise<string> {
-  const name = `stash_nodes_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const c = new pg.Client({ connectionString: DATABASE_URL });
-    await c.connect();
-    await c.query(`drop database if exists ${name} with (force)`);
-    await c.end();
-  });
-  const url = new URL(DATABASE_URL ?? '');
-  url.pathname = `/${name}`;
-  return url.toString();
+  const db = await createTestDatabase('stash_nodes');
+  cleanups.push(db.drop);
+  return db.url;
 }
 
 describe.skipIf(!RUN)('stateless nodes (issue 10)', () => {
@@ -110,13 +99,16 @@ describe.skipIf(!RUN)('stateless nodes (issue 10)', () => {
     // Chunk 1 is cut off 30 MiB in on the second process…
     await send(apis[1] ?? '', 1, 0, 30 * 1024 * 1024).catch(() => null);
     // …and the first process, which never saw it, reports what the store holds.
-    let partial: { chunkIndex: number; bytes: number } | null = null;
-    const deadline = Date.now() + 30_000;
-    while (!partial && Date.now() < deadline) {
-      const st = await postJson(`${apis[0]}/api/v1/files/upload/status`, { token, uploadId });
-      partial = (st.body.partial as typeof partial) ?? null;
-      if (!partial) await new Promise((r) => setTimeout(r, 100));
-    }
+    const readPartial = async (): Promise<{ chunkIndex: number; bytes: number } | null> => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const st = await postJson(`${apis[0]}/api/v1/files/upload/status`, { token, uploadId });
+        const found = (st.body.partial as { chunkIndex: number; bytes: number } | null) ?? null;
+        if (found || Date.now() > deadline) return found;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const partial = await readPartial();
     expect(partial?.chunkIndex).toBe(1);
     const kept = partial?.bytes ?? 0;
     expect(kept).toBeGreaterThan(20 * 1024 * 1024);
