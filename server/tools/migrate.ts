@@ -101,7 +101,7 @@ async function claimTarget(dst: AnyDb, fingerprint: string): Promise<void> {
 }
 
 /** Upserts every row of `table` from source into target and deletes the target's rows the source no longer has. */
-async function mirrorTable(src: AnyDb, dst: AnyDb, table: string, key: string): Promise<number> {
+export async function mirrorTable(src: AnyDb, dst: AnyDb, table: string, key: string): Promise<number> {
   const keys = new Set<string>();
   let after: string | null = null;
   for (;;) {
@@ -125,7 +125,7 @@ async function mirrorTable(src: AnyDb, dst: AnyDb, table: string, key: string): 
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a files row read through AnyDb
-async function copyFile(from: Storage, to: Storage, dst: AnyDb, row: Record<string, any>): Promise<'copied' | 'there' | 'mismatch'> {
+export async function copyFile(from: Storage, to: Storage, dst: AnyDb, row: Record<string, any>): Promise<'copied' | 'there' | 'mismatch'> {
   const key = String(row.storage_key);
   const size = Number(row.size);
   const existing = await dst.selectFrom('files').select(['sha256']).where('id', '=', row.id).executeTakeFirst();
