@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { Deps } from './deps.ts';
 import { takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
+import { backfillFileHashes } from './modules/files/file-hashes.ts';
 import { claimUpload, listExpiredUploads } from './modules/files/uploads.repository.ts';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -40,17 +41,28 @@ export async function leasedSweep(deps: Deps, now: number = nowSeconds(), holder
   return sweepExpiredUploads(deps, now);
 }
 
+/** files.sha256 for new files, by whichever api process takes the period's lease (issue 10). */
+export async function leasedHashBackfill(deps: Deps, stopped: () => boolean = () => false, now: number = nowSeconds(), holder: string = HOLDER): Promise<number | null> {
+  if (!(await takeLease(deps.db, 'backfill-file-hashes', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  return backfillFileHashes(deps, { stopped });
+}
+
 /** Periodic work of the api role; returns a function that stops it. */
 export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
+  let stopped = false;
   const tick = () => {
-    running = leasedSweep(deps).catch((err: unknown) => console.error('upload sweep failed', err));
+    running = leasedSweep(deps)
+      .catch((err: unknown) => console.error('upload sweep failed', err))
+      .then(() => leasedHashBackfill(deps, () => stopped))
+      .catch((err: unknown) => console.error('file hash backfill failed', err));
   };
   const timer = setInterval(tick, SWEEP_EVERY_MS);
   timer.unref();
   tick();
   return async () => {
     clearInterval(timer);
+    stopped = true;
     await running;
   };
 }
