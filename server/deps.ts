@@ -6,7 +6,7 @@ import { createCaptchaVerifier, type CaptchaVerifier } from './modules/auth/capt
 import { MetadataPool, PREVIEW_LIMITS } from './modules/media/metadata-pool.ts';
 import { PreviewQueue } from './modules/media/preview-queue.ts';
 import { SettingsService } from './modules/settings/settings.service.ts';
-import { createStorage, type Storage } from './storage/index.ts';
+import { assertStorageReady, createStorage, type Storage } from './storage/index.ts';
 import { closeRedis, connectRedis } from './redis.ts';
 
 /** Key prefix of the rate-limit counters in Redis. */
@@ -70,10 +70,17 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const log = (message: string) => {
     if (config.logLevel !== 'silent') console.warn(message);
   };
+  const uploadChunkSize = overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE;
+  const storage = overrides.storage ?? createStorage(config, { chunkSize: uploadChunkSize, log });
+  try {
+    await assertStorageReady(storage);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
   // Redis holds nothing but rate-limit counters, so with RATE_LIMITS=off there is nothing to connect for.
   const redis = config.redisUrl && config.rateLimits ? await connectRedis(config.redisUrl, log) : null;
   const metadata = new MetadataPool();
-  const storage = overrides.storage ?? createStorage(config);
   const previewReaders = new MetadataPool(PREVIEW_LIMITS);
   const previews = new PreviewQueue(handle.db, storage, previewReaders, log);
   return {
@@ -83,7 +90,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     storage,
     captcha: overrides.captcha ?? createCaptchaVerifier(config),
     settings: new SettingsService(handle.db),
-    uploadChunkSize: overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE,
+    uploadChunkSize,
     uploadLeaseMs: overrides.uploadLeaseMs ?? testKnob('STASH_TEST_LEASE_MS') ?? UPLOAD_LEASE_MS,
     redis,
     rateLimitNamespace: overrides.rateLimitNamespace ?? RATE_LIMIT_NAMESPACE,

@@ -1,6 +1,9 @@
+import crypto from 'node:crypto';
 import type { Deps } from './deps.ts';
+import { takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
 import { discardUploadBytes } from './modules/files/upload.service.ts';
+import { backfillFileHashes } from './modules/files/file-hashes.ts';
 import { claimUpload, listExpiredUploads } from './modules/files/uploads.repository.ts';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -26,11 +29,34 @@ export async function sweepExpiredUploads(deps: Deps, now: number = nowSeconds()
   }
 }
 
+/** This process, as a lease holder. */
+const HOLDER = crypto.randomUUID();
+
+/**
+ * The sweep, run by whichever api process takes the period's lease first (issue 10: once across
+ * the deployment, not once per process). Null when another process holds the lease.
+ */
+export async function leasedSweep(deps: Deps, now: number = nowSeconds(), holder: string = HOLDER): Promise<number | null> {
+  // A little shorter than the period, so the next tick of whoever swept can take it again.
+  if (!(await takeLease(deps.db, 'sweep-expired-uploads', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  return sweepExpiredUploads(deps, now);
+}
+
+/** files.sha256 for new files, by whichever api process takes the period's lease (issue 10). */
+export async function leasedHashBackfill(deps: Deps, stopped: () => boolean = () => false, now: number = nowSeconds(), holder: string = HOLDER): Promise<number | null> {
+  if (!(await takeLease(deps.db, 'backfill-file-hashes', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  return backfillFileHashes(deps, { stopped });
+}
+
 /** Periodic work of the api role; returns a function that stops it. */
 export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
+  let stopped = false;
   const tick = () => {
-    running = sweepExpiredUploads(deps).catch((err: unknown) => console.error('upload sweep failed', err));
+    running = leasedSweep(deps)
+      .catch((err: unknown) => console.error('upload sweep failed', err))
+      .then(() => leasedHashBackfill(deps, () => stopped))
+      .catch((err: unknown) => console.error('file hash backfill failed', err));
   };
   const timer = setInterval(tick, SWEEP_EVERY_MS);
   timer.unref();
@@ -39,6 +65,7 @@ export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   void deps.previews.backfill().catch((err: unknown) => console.error('preview backfill failed', err));
   return async () => {
     clearInterval(timer);
+    stopped = true;
     await running;
   };
 }

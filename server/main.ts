@@ -4,6 +4,7 @@ import { createDeps } from './deps.ts';
 import { buildApi, buildFilesHost, buildSite } from './app.ts';
 import { bootstrap } from './modules/bootstrap.ts';
 import { startBackgroundJobs } from './jobs.ts';
+import { StorageStartError } from './storage/index.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err);
+  // A store that cannot serve (missing bucket, bad credentials) is one sentence, not a stack.
+  console.error(err instanceof StorageStartError ? `Cannot start: ${err.message}` : err);
   process.exit(1);
 });

@@ -103,6 +103,13 @@ export interface UploadChunksTable {
   lease_until: number | null;
 }
 
+/** A background job's lease (issue 10: a sweep runs once across the deployment per period). */
+export interface JobLeasesTable {
+  name: string;
+  holder: string;
+  expires_at: number;
+}
+
 export interface DB {
   roles: RolesTable;
   users: UsersTable;
@@ -114,6 +121,7 @@ export interface DB {
   files: FilesTable;
   uploads: UploadsTable;
   upload_chunks: UploadChunksTable;
+  job_leases: JobLeasesTable;
 }
 
 export type { Generated };

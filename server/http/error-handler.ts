@@ -54,7 +54,8 @@ export function registerErrorHandler(app: FastifyInstance, options: { jsonNotFou
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
       const body = { success: false, error: err.message, ...err.extra };
-      return reply.status(err.statusCode).send(body);
+      // A stream that failed before its first byte (the S3 files host) had already set the file's type.
+      return reply.status(err.statusCode).type('application/json; charset=utf-8').send(body);
     }
     if (err.validation) {
       return reply.status(400).send({ success: false, error: describeValidation(err.validation as ValidationIssue[]) });
@@ -78,7 +79,7 @@ export function registerErrorHandler(app: FastifyInstance, options: { jsonNotFou
       return reply.status(status).send({ success: false, error: message });
     }
     request.log.error({ err, url: request.url }, 'request failed');
-    return reply.status(500).send({ success: false, error: 'An internal error occurred.' });
+    return reply.status(500).type('application/json; charset=utf-8').send({ success: false, error: 'An internal error occurred.' });
   });
   // The site origin answers unknown paths with the SPA shell (server/site/site.ts) instead.
   if (options.jsonNotFound ?? true) app.setNotFoundHandler((_request, reply) => reply.status(404).send({ success: false, error: 'Not found.' }));

@@ -12,6 +12,8 @@ import { createSession } from '../../server/modules/auth/caller.repository.ts';
 import type { Dialect } from '../../server/db/index.ts';
 import { newId, nowSeconds } from '../../server/lib/ids.ts';
 import { hashPassword } from '../../server/lib/passwords.ts';
+import { createTestBucket, s3Endpoint, s3Env } from './s3-server.ts';
+import { localProbe, s3Probe, type StoreProbe } from './store-probe.ts';
 
 /** Style habit 3: every API and repository test runs on each database that is reachable. */
 export const DIALECTS: Dialect[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -34,6 +36,8 @@ export interface TestApp {
   api: FastifyInstance;
   files: FastifyInstance;
   dataDir: string;
+  /** What the store holds (local disk, or the S3 bucket under TEST_STORAGE=s3). */
+  store: StoreProbe;
   admin: TestUser;
   /** The invite key the bootstrap printed. */
   inviteKey: string;
@@ -81,6 +85,14 @@ export async function createTestApp(
       await c.end();
     };
   }
+  // TEST_STORAGE=s3 (.ci/run): the same tests on a fresh bucket of the S3 test server.
+  let bucket: Awaited<ReturnType<typeof createTestBucket>> | null = null;
+  if (process.env.TEST_STORAGE === 's3' && !overrides.storage && env.STORAGE_DRIVER === undefined) {
+    const endpoint = await s3Endpoint();
+    bucket = await createTestBucket(endpoint);
+    env = { ...s3Env(endpoint, bucket.bucket), ...env };
+  }
+  const store = bucket ? s3Probe(bucket.client, bucket.bucket) : localProbe(dataDir);
   const config = loadConfig({
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
@@ -136,6 +148,7 @@ export async function createTestApp(
     api,
     files,
     dataDir,
+    store,
     admin,
     inviteKey: boot.inviteKey ?? '',
     call,
@@ -145,6 +158,7 @@ export async function createTestApp(
       await files.close();
       await deps.close();
       if (dropSchema) await dropSchema();
+      await bucket?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -3,6 +3,7 @@ import * as initial from './2026-11-21-001-initial.ts';
 import * as fileListIndexes from './2026-11-21-002-file-list-indexes.ts';
 import * as chunkLeases from './2026-11-22-10-chunk-leases.ts';
 import * as previews from './2026-11-22-30-previews.ts';
+import * as jobLeases from './2026-11-22-40-job-leases.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21-002-file-list-indexes': fileListIndexes,
   '2026-11-22-10-chunk-leases': chunkLeases,
   '2026-11-22-30-previews': previews,
+  '2026-11-22-40-job-leases': jobLeases,
 };

@@ -1,15 +1,13 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
 const CHUNK = 1024;
 
-function partialBytesOnDisk(t: HttpTestApp): number {
-  const dir = path.join(t.dataDir, 'storage', 'partial');
-  return fs.readdirSync(dir).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
+/** Bytes of unfinished uploads in the store (local disk or S3 under TEST_STORAGE=s3). */
+function partialBytesOnDisk(t: HttpTestApp): Promise<number> {
+  return t.store.partialBytes();
 }
 
 describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
@@ -214,8 +212,8 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     const res = await upload({ originalname: 'a.txt', totalChunks: 1, chunkIndex: 0 }, Buffer.from('hello'));
     expect(res.status).toBe(415);
     expect(String(res.body.error)).toContain('text/plain');
-    expect(partialBytesOnDisk(t)).toBe(0);
-    expect(fs.readdirSync(path.join(t.dataDir, 'storage', 'files'))).toEqual([]);
+    expect(await partialBytesOnDisk(t)).toBe(0);
+    expect(await t.store.storedKeys()).toEqual([]);
   });
 
   it('refuses uploads when uploading is off, in maintenance, from a banned user and without a token', async () => {
@@ -263,12 +261,12 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     const other = await t.createUser();
     const uploadId = crypto.randomUUID();
     await upload({ uploadId, originalname: 'x.bin', totalChunks: 2, chunkIndex: 0 }, randomBytes(CHUNK));
-    expect(partialBytesOnDisk(t)).toBe(CHUNK);
+    expect(await partialBytesOnDisk(t)).toBe(CHUNK);
     expect((await status(uploadId, other.token)).status).toBe(404);
     expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: other.token, uploadId })).status).toBe(404);
     expect((await status(uploadId)).body).toMatchObject({ received: [0] });
     expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId })).body).toEqual({ success: true });
     expect((await status(uploadId)).status).toBe(404);
-    expect(partialBytesOnDisk(t)).toBe(0);
+    expect(await partialBytesOnDisk(t)).toBe(0);
   });
 });

@@ -1,6 +1,4 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sweepExpiredUploads } from '../../../server/jobs.ts';
 import { nowSeconds } from '../../../server/lib/ids.ts';
@@ -14,11 +12,8 @@ describe.each(DIALECTS)('unfinished uploads on %s (design §7)', (dialect) => {
   let t: HttpTestApp;
   afterEach(async () => t?.close());
 
-  const diskBytes = (sub: 'partial' | 'files') => {
-    const walk = (dir: string): number =>
-      fs.readdirSync(dir, { withFileTypes: true }).reduce((sum, e) => sum + (e.isDirectory() ? walk(path.join(dir, e.name)) : fs.statSync(path.join(dir, e.name)).size), 0);
-    return walk(path.join(t.dataDir, 'storage', sub));
-  };
+  // Unfinished bytes in the store (local disk, or S3 under TEST_STORAGE=s3).
+  const diskBytes = (_sub: 'partial'): Promise<number> => t.store.partialBytes();
 
   it('expires an unfinished upload 24 h after its last chunk and reclaims its bytes', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
@@ -33,18 +28,18 @@ describe.each(DIALECTS)('unfinished uploads on %s (design §7)', (dialect) => {
       });
       expect(res.status).toBe(200);
     }
-    expect(diskBytes('partial')).toBe(2 * CHUNK);
+    expect(await diskBytes('partial')).toBe(2 * CHUNK);
     // Each chunk sets the expiry a day ahead (design §7).
     const rows = await t.deps.db.selectFrom('uploads').select(['expires_at']).execute();
     for (const r of rows) expect(Number(r.expires_at)).toBeGreaterThanOrEqual(before + DAY);
 
     // Nothing is due yet.
     expect(await sweepExpiredUploads(t.deps, before + DAY - 60)).toBe(0);
-    expect(diskBytes('partial')).toBe(2 * CHUNK);
+    expect(await diskBytes('partial')).toBe(2 * CHUNK);
 
     // A day and a bit later both are due: rows and bytes go.
     expect(await sweepExpiredUploads(t.deps, nowSeconds() + DAY + 1)).toBe(2);
-    expect(diskBytes('partial')).toBe(0);
+    expect(await diskBytes('partial')).toBe(0);
     for (const uploadId of [first, second]) {
       expect((await postJson(`${t.apiUrl}/api/v1/files/upload/status`, { token: user.token, uploadId })).status).toBe(404);
     }

@@ -20,10 +20,8 @@ describe.each(DIALECTS)('file lists, deletes and statistics on %s (spec §7)', (
     return res.body.file as { actual_name: string; url: string };
   }
 
-  const storedObjects = () => {
-    const dir = path.join(t.dataDir, 'storage', 'files');
-    return fs.readdirSync(dir).flatMap((d) => fs.readdirSync(path.join(dir, d)));
-  };
+  // Stored objects' keys (local disk, or S3 under TEST_STORAGE=s3).
+  const storedObjects = () => t.store.storedKeys();
 
   it('lists own files with pagination (6 by default), name filter and the four sorts', async () => {
     t = await createHttpTestApp(dialect);
@@ -69,7 +67,7 @@ describe.each(DIALECTS)('file lists, deletes and statistics on %s (spec §7)', (
     const mod = await t.createUser({ role: 'mod' });
     const a = await put(owner, randomBytes(100), 'a.bin');
     const b = await put(owner, randomBytes(100), 'b.bin');
-    expect(storedObjects()).toHaveLength(2);
+    expect(await storedObjects()).toHaveLength(2);
 
     for (const filePath of ['../../stash.db', '../../x', `../${a.actual_name}/..`, 'storage/files', '%2e%2e%2fstash.db']) {
       const res = await t.call('/api/v1/files/delete', { filePath }, { token: owner.token });
@@ -77,20 +75,20 @@ describe.each(DIALECTS)('file lists, deletes and statistics on %s (spec §7)', (
     }
     const byStranger = await t.call('/api/v1/files/delete', { filePath: a.url }, { token: other.token });
     expect(byStranger.status).toBe(404);
-    expect(storedObjects()).toHaveLength(2);
+    expect(await storedObjects()).toHaveLength(2);
     if (dialect === 'sqlite') expect(fs.existsSync(path.join(t.dataDir, 'stash.db'))).toBe(true);
 
     const byOwner = await t.call('/api/v1/files/delete', { filePath: `https://anything.example/some/dir/${a.actual_name}?x=1` }, { token: owner.token });
     expect(byOwner.status).toBe(200);
     expect(byOwner.body).toMatchObject({ success: true });
-    expect(storedObjects()).toHaveLength(1);
+    expect(await storedObjects()).toHaveLength(1);
     const gone = await fetch(`${t.filesUrl}/${a.actual_name}`);
     expect(gone.status).toBe(404);
     await gone.arrayBuffer();
 
     const byMod = await t.call('/api/v1/admin/update/delete', { filePath: b.actual_name }, { token: mod.token });
     expect(byMod.status).toBe(200);
-    expect(storedObjects()).toHaveLength(0);
+    expect(await storedObjects()).toHaveLength(0);
   });
 
   it('lets mod and admin list every file with filters, and answers default and trusted users with 403', async () => {

@@ -1,0 +1,381 @@
+import { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  UploadPartCopyCommand,
+  type CompletedPart,
+} from '@aws-sdk/client-s3';
+import { PartialWriteError, type Storage } from './storage.ts';
+import { classifyStoreError, isNotFound, StorageError } from './s3-errors.ts';
+import { cover, coveredBytes, parsePiece, pieceName, piecePrefix, planParts, type PartPlan, type Piece, type Segment } from './s3-pieces.ts';
+
+const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
+/** S3's smallest part (all but the last). */
+export const MIN_PART_BYTES = 5 * 1024 * 1024;
+/** Checkpoint granularity: at most this much of a chunk is lost when a process dies (issue 10). */
+export const DEFAULT_PIECE_BYTES = 8 * 1024 * 1024;
+const MAX_PARTS = 10_000;
+const COPY_CONCURRENCY = 4;
+
+export interface S3Settings {
+  endpoint: string | null;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  forcePathStyle: boolean;
+}
+
+export interface S3StorageOptions {
+  /** The upload chunk size: no piece crosses a chunk boundary, so a chunk's bytes can be reset alone. */
+  chunkSize: number;
+  /** Tests only: a smaller checkpoint, so a cut chunk needs kilobytes. */
+  pieceSize?: number;
+  log?: (message: string) => void;
+  /** Tests only: a client pointed elsewhere (fault injection). */
+  client?: S3Client;
+}
+
+export function createS3Client(s3: S3Settings): S3Client {
+  return new S3Client({
+    endpoint: s3.endpoint ?? undefined,
+    region: s3.region,
+    forcePathStyle: s3.forcePathStyle,
+    credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    // Many S3-compatible stores reject or mis-store the SDK's default streaming checksum framing;
+    // integrity is checked end to end by the chunk SHA-256 (design §7) and files.sha256.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/**
+ * The S3 driver (issue 10, server/README.md "S3 storage"). An unfinished object is a set of
+ * piece objects `tmp/<key>/<start>` (≤ 8 MiB, never crossing a chunk): every node can list
+ * and read them, so a chunk cut midway resumes on any process. finalize() turns the pieces
+ * into the stored object `files/<key>` with one multipart upload whose parts are copied inside
+ * the store (UploadPartCopy), then deletes the pieces. Writes hold at most one piece in
+ * memory; reads stream.
+ */
+export class S3Storage implements Storage {
+  readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly chunkSize: number;
+  private readonly pieceSize: number;
+  private readonly log: (message: string) => void;
+
+  constructor(s3: S3Settings, options: S3StorageOptions) {
+    this.client = options.client ?? createS3Client(s3);
+    this.bucket = s3.bucket;
+    this.chunkSize = options.chunkSize;
+    this.pieceSize = Math.min(options.pieceSize ?? DEFAULT_PIECE_BYTES, options.chunkSize);
+    this.log = options.log ?? ((m) => console.error(m));
+  }
+
+  /** Start check: the bucket exists and these credentials may use it; one clear sentence otherwise. */
+  async assertReady(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+      const status = e.$metadata?.httpStatusCode;
+      if (status === 404 || e.name === 'NoSuchBucket' || e.name === 'NotFound') {
+        throw new Error(`S3 bucket "${this.bucket}" does not exist (S3_BUCKET); create it or fix the name.`);
+      }
+      if (status === 403 || status === 401) {
+        throw new Error(`S3 refused access to bucket "${this.bucket}": check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY.`);
+      }
+      throw new Error(`S3 store is not reachable (S3_ENDPOINT): ${e.name ?? String(err)}.`);
+    }
+  }
+
+  async writeAt(key: string, offset: number, source: Readable): Promise<number> {
+    checkKey(key);
+    const chunkStart = Math.floor(offset / this.chunkSize) * this.chunkSize;
+    const pieces = await this.listPieces(key, chunkStart, chunkStart + this.chunkSize);
+    // Keep pieces full-size: a resumed write re-sends the short piece it continues (≤ 8 MiB)
+    // so that every part but a chunk's last is large enough to be copied inside the store.
+    const segs = cover(pieces, chunkStart, offset);
+    const reached = chunkStart + coveredBytes(segs);
+    const last = segs.at(-1);
+    const merge = reached >= offset && last && last.piece.start < offset && offset - last.piece.start < this.pieceSize ? last.piece : null;
+    let pieceStart = merge ? merge.start : offset;
+    let buffered: Buffer[] = merge ? [await this.readAll(key, merge.start, offset)] : [];
+    let bufferedBytes = merge ? offset - merge.start : 0;
+    let carried = bufferedBytes;
+    // Older pieces from here on belong to an attempt this write replaces.
+    await this.deleteNames(pieces.filter((p) => p.start > pieceStart || (p.start === pieceStart && !merge)).map((p) => p.name));
+
+    let durable = 0;
+    const flush = async () => {
+      if (bufferedBytes === carried) return;
+      const body = Buffer.concat(buffered, bufferedBytes);
+      await this.send(`write ${key}@${pieceStart}`, () =>
+        this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: pieceName(key, pieceStart), Body: body, ContentLength: body.length })),
+      );
+      durable += bufferedBytes - carried;
+      pieceStart += bufferedBytes;
+      buffered = [];
+      bufferedBytes = 0;
+      carried = 0;
+    };
+    const boundary = () => Math.min(pieceStart + this.pieceSize, Math.floor(pieceStart / this.chunkSize) * this.chunkSize + this.chunkSize);
+
+    try {
+      for await (const data of source) {
+        let buf = data as Buffer;
+        while (buf.length > 0) {
+          const room = boundary() - (pieceStart + bufferedBytes);
+          const take = buf.subarray(0, room);
+          buffered.push(take);
+          bufferedBytes += take.length;
+          buf = buf.subarray(take.length);
+          if (pieceStart + bufferedBytes === boundary()) await flush();
+        }
+      }
+    } catch (err) {
+      if (err instanceof StorageError) throw err;
+      // The source failed: what arrived is made durable and reported (Storage contract).
+      try {
+        await flush();
+      } catch {
+        // The store failed too: only what was flushed before is durable.
+      }
+      throw new PartialWriteError(durable, err);
+    }
+    await flush();
+    return durable;
+  }
+
+  async storedBytes(key: string, start: number, end: number): Promise<number> {
+    checkKey(key);
+    return coveredBytes(cover(await this.listPieces(key, start, end), start, end));
+  }
+
+  async resetRange(key: string, start: number, end: number): Promise<void> {
+    checkKey(key);
+    const pieces = await this.listPieces(key, start, end);
+    await this.deleteNames(pieces.filter((p) => p.start >= start && p.start < end).map((p) => p.name));
+  }
+
+  readUnfinished(key: string, start: number, end: number): Readable {
+    checkKey(key);
+    return Readable.from(this.unfinishedBytes(key, start, end), { objectMode: false });
+  }
+
+  private async *unfinishedBytes(key: string, start: number, end: number): AsyncGenerator<Buffer> {
+    if (end <= start) return;
+    const segments = cover(await this.listPieces(key, start, end), start, end);
+    if (coveredBytes(segments) < end - start) throw new Error(`unfinished object ${key} lacks bytes in [${start}, ${end})`);
+    yield* this.segmentBytes(key, segments);
+  }
+
+  async finalize(key: string, size: number): Promise<void> {
+    checkKey(key);
+    const target = storedName(key);
+    const pieces = await this.listPieces(key, 0, size);
+    if (size === 0) {
+      await this.send(`finalize ${key}`, () => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: target, Body: Buffer.alloc(0), ContentLength: 0 })));
+    } else {
+      const segments = cover(pieces, 0, size);
+      if (coveredBytes(segments) !== size) throw new Error(`unfinished object ${key} holds ${coveredBytes(segments)} of ${size} bytes`);
+      const plan = planParts(segments, MIN_PART_BYTES);
+      if (plan.length > MAX_PARTS) throw new Error(`a file of ${size} bytes needs ${plan.length} parts; S3 allows ${MAX_PARTS}`);
+      const created = await this.send(`finalize ${key}`, () => this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: target })));
+      const uploadId = created.UploadId ?? '';
+      try {
+        const parts = await mapLimit(plan, COPY_CONCURRENCY, (part, i) => this.uploadPart(key, target, uploadId, i + 1, part));
+        await this.send(`finalize ${key}`, () =>
+          this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
+        );
+      } catch (err) {
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId })).catch(() => {});
+        throw err;
+      }
+    }
+    // The stored object is complete; leftover pieces would only cost space, never correctness.
+    await this.deleteNames(pieces.map((p) => p.name)).catch((err: unknown) => this.log(`s3: could not delete pieces of ${key}: ${String(err)}`));
+  }
+
+  async discard(key: string): Promise<void> {
+    checkKey(key);
+    await this.deleteNames((await this.listPieces(key, 0, Infinity)).map((p) => p.name));
+    // A finalize that died midway leaves a multipart upload; abort it so its parts are reclaimed.
+    const open = await this.send(`discard ${key}`, () => this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: storedName(key) })));
+    for (const u of open.Uploads ?? []) {
+      if (u.Key !== storedName(key) || !u.UploadId) continue;
+      await this.send(`discard ${key}`, () => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId })));
+    }
+  }
+
+  read(key: string, range?: { start: number; end: number }): Readable {
+    checkKey(key);
+    return Readable.from(this.objectBytes(key, range), { objectMode: false });
+  }
+
+  private async *objectBytes(key: string, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
+    // Lazy: nothing is asked of the store until the response starts reading, and a failure
+    // before the first byte still reaches the error handler as a 503 (headers not yet sent).
+    const res = await this.send(`read ${key}`, () =>
+      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: storedName(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined })),
+    );
+    for await (const b of res.Body as Readable) yield b as Buffer;
+  }
+
+  async stat(key: string): Promise<{ size: number } | null> {
+    checkKey(key);
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: storedName(key) }));
+      return { size: head.ContentLength ?? 0 };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw this.fail(`stat ${key}`, err);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    checkKey(key);
+    await this.send(`delete ${key}`, () => this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: storedName(key) })));
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Every stored object's key and size (migration and backup manifests). */
+  async *listStored(): AsyncGenerator<{ key: string; size: number }> {
+    let token: string | undefined;
+    do {
+      const page = await this.send('list', () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: 'files/', ContinuationToken: token })));
+      for (const o of page.Contents ?? []) if (o.Key) yield { key: o.Key.slice('files/'.length), size: o.Size ?? 0 };
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  private async uploadPart(key: string, target: string, uploadId: string, partNumber: number, part: PartPlan): Promise<CompletedPart> {
+    if (part.kind === 'copy') {
+      const { segment: s } = part;
+      const res = await this.send(`finalize ${key}`, () =>
+        this.client.send(
+          new UploadPartCopyCommand({
+            Bucket: this.bucket,
+            Key: target,
+            UploadId: uploadId,
+            PartNumber: partNumber,
+            CopySource: `${this.bucket}/${s.piece.name}`,
+            CopySourceRange: `bytes=${s.from - s.piece.start}-${s.to - s.piece.start - 1}`,
+          }),
+        ),
+      );
+      return { PartNumber: partNumber, ETag: res.CopyPartResult?.ETag };
+    }
+    const body = Readable.from(this.segmentBytes(key, part.segments), { objectMode: false });
+    const res = await this.send(`finalize ${key}`, () =>
+      this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: part.size })),
+    );
+    return { PartNumber: partNumber, ETag: res.ETag };
+  }
+
+  private async *segmentBytes(key: string, segments: readonly Segment[]): AsyncGenerator<Buffer> {
+    for (const s of segments) yield* this.readSegment(key, s);
+  }
+
+  private async *readSegment(key: string, s: Segment): AsyncGenerator<Buffer> {
+    const res = await this.send(`read ${key}`, () =>
+      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: s.piece.name, Range: `bytes=${s.from - s.piece.start}-${s.to - s.piece.start - 1}` })),
+    );
+    for await (const b of res.Body as Readable) yield b as Buffer;
+  }
+
+  private async readAll(key: string, start: number, end: number): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for await (const b of this.readUnfinished(key, start, end)) parts.push(b as Buffer);
+    return Buffer.concat(parts);
+  }
+
+  /** Pieces of `key` that may hold bytes of `[start, end)` (a piece starts at most one piece size before). */
+  private async listPieces(key: string, start: number, end: number): Promise<Piece[]> {
+    const pieces: Piece[] = [];
+    const from = Math.max(0, start - this.pieceSize);
+    let token: string | undefined;
+    do {
+      const page = await this.send(`list ${key}`, () =>
+        this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: piecePrefix(key),
+            ContinuationToken: token,
+            StartAfter: from > 0 && !token ? pieceName(key, from - 1) : undefined,
+          }),
+        ),
+      );
+      for (const o of page.Contents ?? []) {
+        const p = o.Key ? parsePiece(key, o.Key, o.Size ?? 0) : null;
+        if (p && p.start < end) pieces.push(p);
+      }
+      const lastKey = page.Contents?.at(-1)?.Key;
+      const lastStart = lastKey ? (parsePiece(key, lastKey, 0)?.start ?? 0) : 0;
+      token = page.IsTruncated && lastStart < end ? page.NextContinuationToken : undefined;
+    } while (token);
+    return pieces;
+  }
+
+  private async deleteNames(names: string[]): Promise<void> {
+    for (let i = 0; i < names.length; i += 1000) {
+      const batch = names.slice(i, i + 1000);
+      await this.send('delete pieces', () => this.client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } })));
+    }
+  }
+
+  private async send<T>(action: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw this.fail(action, err);
+    }
+  }
+
+  private fail(action: string, err: unknown): StorageError {
+    const failure = classifyStoreError(err, action);
+    this.log(`s3 store error: ${failure.detail}`);
+    return failure;
+  }
+}
+
+export function storedName(key: string): string {
+  return `files/${key}`;
+}
+
+function checkKey(key: string): string {
+  if (!KEY_PATTERN.test(key)) throw new Error(`invalid storage key: ${key}`);
+  return key;
+}
+
+async function mapLimit<T, R>(items: readonly T[], limit: number, run: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await run(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

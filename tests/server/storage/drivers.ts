@@ -1,0 +1,72 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { LocalStorage } from '../../../server/storage/local.ts';
+import { S3Storage } from '../../../server/storage/s3.ts';
+import type { Storage } from '../../../server/storage/storage.ts';
+import { createTestBucket, s3Endpoint, s3Settings } from '../../helpers/s3-server.ts';
+
+export type DriverName = 'local' | 's3';
+
+export interface DriverHandle {
+  storage: Storage;
+  close(): Promise<void>;
+}
+
+/** A fresh, empty store of each kind (style habit 9). */
+export async function openDriver(name: DriverName, options: { chunkSize: number; pieceSize?: number }): Promise<DriverHandle & { bucket?: string; s3?: S3Storage }> {
+  if (name === 'local') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-storage-'));
+    return { storage: new LocalStorage(dir), close: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const endpoint = await s3Endpoint();
+  const b = await createTestBucket(endpoint);
+  const storage = new S3Storage(s3Settings(endpoint, b.bucket), { chunkSize: options.chunkSize, pieceSize: options.pieceSize, log: () => {} });
+  return {
+    storage,
+    s3: storage,
+    bucket: b.bucket,
+    close: async () => {
+      storage.client.destroy();
+      await b.drop();
+    },
+  };
+}
+
+/** Deterministic bytes, different for every offset, so a misplaced byte shows. */
+export function pattern(size: number, seed = 1): Buffer {
+  const buf = Buffer.alloc(size);
+  let x = seed * 2654435761;
+  for (let i = 0; i < size; i += 1) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    buf[i] = x >>> 24;
+  }
+  return buf;
+}
+
+/** A source that delivers `data` in 64 KiB pieces, then fails (a client cut off midway). */
+export function failingSource(data: Buffer): Readable {
+  return Readable.from(
+    (async function* () {
+      for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
+      throw new Error('client went away');
+    })(),
+    { objectMode: false },
+  );
+}
+
+export function source(data: Buffer): Readable {
+  return Readable.from(
+    (function* () {
+      for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
+    })(),
+    { objectMode: false },
+  );
+}
+
+export async function readAll(stream: Readable): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const p of stream) parts.push(p as Buffer);
+  return Buffer.concat(parts);
+}
