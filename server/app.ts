@@ -4,6 +4,7 @@ import type { Deps } from './deps.ts';
 import { registerErrorHandler } from './http/error-handler.ts';
 import { registerRateLimits, GENERAL_LIMIT } from './http/rate-limits.ts';
 import { refusedBeforeBody } from './http/route.ts';
+import { recordRoutes } from './http/route-table.ts';
 import { capConnectionsPerIp, enforceBodyRate } from './http/slow-clients.ts';
 import { logSerializers } from './http/log-privacy.ts';
 import { answerClientError, answerFrameworkError } from './http/client-error.ts';
@@ -11,6 +12,7 @@ import { registerAccountModules } from './modules/account-modules.ts';
 import { registerFileModules } from './modules/file-modules.ts';
 import { registerFilesHost } from './files-host/files-host.ts';
 import { registerSite } from './site/site.ts';
+import { registerSecurityHeaders } from './site/security-headers.ts';
 
 /** Issue 8 item 5: no request may hold a socket forever (Fastify's default requestTimeout is 0). */
 export const TIMEOUTS = {
@@ -59,6 +61,7 @@ async function healthz(app: FastifyInstance, deps: Deps): Promise<void> {
 /** The API origin (design §2): `/api/v1/*`, CORS open to the site's origin only. */
 export async function buildApi(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(deps));
+  recordRoutes(app);
   guardSlowClients(app, deps);
   registerErrorHandler(app, { refusedBeforeBody: (request) => refusedBeforeBody(deps, request) });
   await app.register(cors, {
@@ -95,6 +98,8 @@ export async function buildSite(deps: Deps, distDir?: string): Promise<FastifyIn
   guardSlowClients(app, deps);
   // Same answers as the other origins for anything that fails (generic 500, logged).
   registerErrorHandler(app, { jsonNotFound: false });
+  // Design §11: CSP, frame and sniffing protection, no source maps unless asked for.
+  registerSecurityHeaders(app, deps.config);
   await healthz(app, deps);
   await registerSite(app, deps, distDir);
   return app;

@@ -31,8 +31,8 @@ export function capConnectionsPerIp(app: FastifyInstance, max: number): void {
     if (count > max) {
       socket.end(
         `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json; charset=utf-8\r\nretry-after: 10\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(TOO_MANY_CONNECTIONS)}\r\n\r\n${TOO_MANY_CONNECTIONS}`,
+        () => socket.destroy(),
       );
-      socket.destroySoon();
       return;
     }
     open.set(ip, count);
@@ -59,6 +59,8 @@ export function enforceBodyRate(app: FastifyInstance, limits: SlowClientLimits):
     const hasBody = Number(raw.headers['content-length'] ?? 0) > 0 || raw.headers['transfer-encoding'] !== undefined;
     if (!hasBody || raw.complete) return;
     const socket = raw.socket;
+    // Only a real connection has a byte counter (Fastify's inject() has none, and nothing to cut).
+    if (typeof socket?.bytesRead !== 'number') return;
     let last = socket.bytesRead;
     const timer = setInterval(() => {
       if (raw.complete || socket.destroyed) return clearInterval(timer);
@@ -69,11 +71,9 @@ export function enforceBodyRate(app: FastifyInstance, limits: SlowClientLimits):
       if (got >= need || raw.readableLength >= raw.readableHighWaterMark) return;
       clearInterval(timer);
       request.log.info('request body slower than the minimum rate: closed');
-      if (!reply.sent && !socket.destroyed) {
-        const body = JSON.stringify({ success: false, error: `The request body arrived too slowly (under ${limits.minBodyBytesPerSecond} bytes per second).` });
-        socket.end(`HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-      }
-      socket.destroySoon();
+      if (reply.sent || socket.destroyed) return socket.destroy();
+      const body = JSON.stringify({ success: false, error: `The request body arrived too slowly (under ${limits.minBodyBytesPerSecond} bytes per second).` });
+      socket.end(`HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, () => socket.destroy());
     }, limits.bodyRateWindowMs);
     timer.unref();
     raw.once('close', () => clearInterval(timer));
