@@ -16,10 +16,18 @@ import { registerSecurityHeaders } from './site/security-headers.ts';
 
 /** Issue 8 item 5: no request may hold a socket forever (Fastify's default requestTimeout is 0). */
 export const TIMEOUTS = {
-  /** A whole request, headers and body: an 80 MiB chunk (spec §9) at ~45 KB/s still fits. */
-  requestTimeout: 30 * 60_000,
-  /** A socket on which nothing arrives for this long is closed. */
-  connectionTimeout: 60_000,
+  /**
+   * A whole request, headers and body: only a backstop, as the body-rate check cuts slow bodies
+   * much sooner. An 80 MiB chunk (spec §9) on a ~12 KB/s mobile link still fits, and a cut
+   * chunk resumes from its stored bytes anyway.
+   */
+  requestTimeout: 2 * 60 * 60_000,
+  /**
+   * A socket with no traffic either way for this long is closed. A backstop only: headers must
+   * arrive within Node's headersTimeout (60 s) and bodies at MIN_BODY_RATE; long enough that a
+   * handler finishing a big upload is never cut while it works.
+   */
+  connectionTimeout: 10 * 60_000,
   /** The body-rate check's window (the slowest body is MIN_BODY_RATE bytes/s over each). */
   bodyRateWindowMs: 10_000,
 };

@@ -57,7 +57,7 @@ describe.each(DIALECTS)('slow and greedy clients on %s', (dialect) => {
     expect(closed).toBe(true);
     expect(text).toMatch(/^HTTP\/1\.1 408/);
     expect(text).toContain('The request body arrived too slowly');
-    // Cut within the first window or two (10 s each), not after the 30-minute request timeout.
+    // Cut within the first window or two (10 s each), not after the 2-hour request timeout.
     expect(Date.now() - started).toBeLessThan(25_000);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
