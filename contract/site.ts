@@ -13,6 +13,8 @@ export interface RuntimeConfig {
   chunkSize: number;
   /** Spec §1 "Donation wallets are listed": the operator's DONATION_WALLETS, in their order; [] when unset. */
   donationWallets: DonationWallet[];
+  /** Design §11: CONTACT_EMAIL, shown on the privacy page for erasure and abuse requests; null when unset. */
+  contactEmail: string | null;
 }
 
 export interface DonationWallet {

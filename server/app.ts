@@ -1,17 +1,42 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import cors from '@fastify/cors';
-import rateLimit from '@fastify/rate-limit';
 import type { Deps } from './deps.ts';
 import { registerErrorHandler } from './http/error-handler.ts';
+import { registerRateLimits, GENERAL_LIMIT } from './http/rate-limits.ts';
+import { refusedBeforeBody } from './http/route.ts';
+import { recordRoutes } from './http/route-table.ts';
+import { capConnectionsPerIp, enforceBodyRate } from './http/slow-clients.ts';
+import { logSerializers } from './http/log-privacy.ts';
 import { answerClientError, answerFrameworkError } from './http/client-error.ts';
 import { registerAccountModules } from './modules/account-modules.ts';
 import { registerFileModules } from './modules/file-modules.ts';
 import { registerFilesHost } from './files-host/files-host.ts';
 import { registerSite } from './site/site.ts';
+import { registerSecurityHeaders } from './site/security-headers.ts';
+
+/** Issue 8 item 5: no request may hold a socket forever (Fastify's default requestTimeout is 0). */
+export const TIMEOUTS = {
+  /**
+   * A whole request, headers and body: only a backstop, as the body-rate check cuts slow bodies
+   * much sooner. An 80 MiB chunk (spec §9) on a ~12 KB/s mobile link still fits, and a cut
+   * chunk resumes from its stored bytes anyway.
+   */
+  requestTimeout: 2 * 60 * 60_000,
+  /**
+   * A socket with no traffic either way for this long is closed. A backstop only: headers must
+   * arrive within Node's headersTimeout (60 s) and bodies at MIN_BODY_RATE; long enough that a
+   * handler finishing a big upload is never cut while it works.
+   */
+  connectionTimeout: 10 * 60_000,
+  /** The body-rate check's window (the slowest body is MIN_BODY_RATE bytes/s over each). */
+  bodyRateWindowMs: 10_000,
+};
 
 function baseOptions(deps: Deps): FastifyServerOptions {
   return {
-    logger: deps.config.logLevel === 'silent' ? false : { level: deps.config.logLevel },
+    logger: deps.config.logLevel === 'silent' ? false : { level: deps.config.logLevel, serializers: logSerializers(deps.config.logClientIps) },
+    requestTimeout: TIMEOUTS.requestTimeout,
+    connectionTimeout: TIMEOUTS.connectionTimeout,
     trustProxy: deps.config.trustProxy,
     // Design §5: never strip unknown fields or coerce types — a wrong body is a 400.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
@@ -23,9 +48,15 @@ function baseOptions(deps: Deps): FastifyServerOptions {
   };
 }
 
+/** Guards every listener against clients that hold sockets open (issue 8 item 5). */
+function guardSlowClients(app: FastifyInstance, deps: Deps): void {
+  capConnectionsPerIp(app, deps.config.maxConnectionsPerIp);
+  enforceBodyRate(app, { maxConnectionsPerIp: deps.config.maxConnectionsPerIp, minBodyBytesPerSecond: deps.config.minBodyRate, bodyRateWindowMs: TIMEOUTS.bodyRateWindowMs });
+}
+
 async function healthz(app: FastifyInstance, deps: Deps): Promise<void> {
   // Polled every few seconds by load balancers and orchestrators: not worth a log line each time.
-  app.get('/healthz', { logLevel: 'warn' }, async (_req, reply) => {
+  app.get('/healthz', { logLevel: 'warn', config: { rateLimit: false } }, async (_req, reply) => {
     try {
       await deps.db.selectFrom('roles').select('id').limit(1).execute();
       return { ok: true };
@@ -38,34 +69,18 @@ async function healthz(app: FastifyInstance, deps: Deps): Promise<void> {
 /** The API origin (design §2): `/api/v1/*`, CORS open to the site's origin only. */
 export async function buildApi(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(deps));
-  registerErrorHandler(app);
+  recordRoutes(app);
+  guardSlowClients(app, deps);
+  registerErrorHandler(app, { refusedBeforeBody: (request) => refusedBeforeBody(deps, request) });
   await app.register(cors, {
     origin: new URL(deps.config.urls.site).origin,
     methods: ['GET', 'POST'],
     allowedHeaders: ['Content-Type', 'Authorization'],
     maxAge: 600,
   });
-  await app.register(rateLimit, {
-    global: true,
-    max: 300,
-    timeWindow: '1 minute',
-    // Counted after the caller is known (preHandler), so a signed-in user is limited as an
-    // account across addresses and an anonymous client by its address (design §6).
-    hook: 'preHandler',
-    keyGenerator: (request) => (request.caller ? `user:${request.caller.id}` : `ip:${request.ip}`),
-    allowList: () => !deps.config.rateLimits,
-    // Several API processes (README "Deployment at scale") must count against one limit, so with
-    // REDIS_URL the counters live in Redis; one process alone keeps them in memory.
-    ...(deps.redis ? { redis: deps.redis, nameSpace: deps.rateLimitNamespace } : {}),
-    // Fail open: while Redis is unreachable requests go through unlimited (server/redis.ts logs
-    // the outage once) rather than every API call failing with a 500 for a missing counter.
-    skipOnError: true,
-    errorResponseBuilder: (_req, ctx) => ({
-      statusCode: 429,
-      success: false,
-      error: `Too many requests. Try again in ${Math.ceil(ctx.ttl / 1000)} seconds.`,
-    }),
-  });
+  // Design §6: 300/min per client IP on every call, counted before anything else; login and
+  // register set stricter per-IP limits, and signed-in callers also count per account.
+  await registerRateLimits(app, deps, GENERAL_LIMIT);
   app.decorateRequest('caller', null);
   await healthz(app, deps);
   await registerAccountModules(app, deps);
@@ -76,7 +91,10 @@ export async function buildApi(deps: Deps): Promise<FastifyInstance> {
 /** The files origin (design §8): `GET`/`HEAD /<actual_name>`. */
 export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(deps));
+  guardSlowClients(app, deps);
   registerErrorHandler(app);
+  // Design §6: the files host is limited per client IP too (FILES_RATE_LIMIT a minute).
+  await registerRateLimits(app, deps, { max: deps.config.filesRateLimit, timeWindow: '1 minute' });
   await healthz(app, deps);
   await registerFilesHost(app, deps);
   return app;
@@ -85,8 +103,11 @@ export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
 /** The site origin (design §2): the built PWA with SPA fallback and `/config.json`. */
 export async function buildSite(deps: Deps, distDir?: string): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(deps));
+  guardSlowClients(app, deps);
   // Same answers as the other origins for anything that fails (generic 500, logged).
   registerErrorHandler(app, { jsonNotFound: false });
+  // Design §11: CSP, frame and sniffing protection, no source maps unless asked for.
+  registerSecurityHeaders(app, deps.config);
   await healthz(app, deps);
   await registerSite(app, deps, distDir);
   return app;

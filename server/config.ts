@@ -42,6 +42,18 @@ export interface Config {
   rateLimits: boolean;
   /** Where the rate-limit counters live when several API processes share them; null keeps them in memory. */
   redisUrl: string | null;
+  /** Requests per minute per client IP on the files host (design §6). */
+  filesRateLimit: number;
+  /** Issue 8 item 5: connections per client address per listener (0 = no cap; off behind a proxy). */
+  maxConnectionsPerIp: number;
+  /** Issue 8 item 5: the slowest request body accepted, bytes per second (0 = no check). */
+  minBodyRate: number;
+  /** Design §11: client IPs appear in logs only when the operator opts in. */
+  logClientIps: boolean;
+  /** Design §11: source maps are served only when the operator asks. */
+  serveSourceMaps: boolean;
+  /** Design §11: shown on the privacy page for erasure and abuse requests. */
+  contactEmail: string | null;
 }
 
 export class ConfigError extends Error {
@@ -178,6 +190,22 @@ export function loadConfig(env: Env = process.env): Config {
     if (!ok) problems.push(`REDIS_URL must be a redis:// or rediss:// URL with a host (got "${redactUrl(redisUrl)}")`);
   }
 
+  const count = (name: string, fallback: number, max: number): number => {
+    const v = str(name);
+    if (v === null) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || n > max) {
+      problems.push(`${name} must be a whole number from 0 to ${max} (got "${v}")`);
+      return fallback;
+    }
+    return n;
+  };
+
+  const contactEmail = str('CONTACT_EMAIL');
+  if (contactEmail !== null && !/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(contactEmail)) {
+    problems.push(`CONTACT_EMAIL must be an e-mail address (got "${contactEmail}")`);
+  }
+
   const sentryDsn = url('SENTRY_DSN', null);
   // The browser SDK refuses any other shape (and only says so in the visitor's console).
   if (sentryDsn !== null && !/^https?:\/\/\w+(:\w*)?@[\w.-]+(:\d+)?\/.+$/.test(sentryDsn)) {
@@ -189,6 +217,15 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`DONATION_WALLETS ${wallets.errors.join('; ')}. Expected ${DONATION_WALLETS_FORMAT}`);
   }
 
+  const hcaptcha = captcha('HCAPTCHA', 'https://api.hcaptcha.com/siteverify');
+  const turnstile = captcha('TURNSTILE', 'https://challenges.cloudflare.com/turnstile/v0/siteverify');
+  // Issue 8 item 13: a secret without its site key makes the server demand a captcha the page
+  // cannot show, which locks everyone out; a site key alone shows a widget nothing checks.
+  for (const [prefix, c] of [['HCAPTCHA', hcaptcha], ['TURNSTILE', turnstile]] as const) {
+    if (c.secret !== null && c.siteKey === null) problems.push(`${prefix}_SECRET is set but ${prefix}_SITE_KEY is not: set both (or neither, to switch this captcha off)`);
+    if (c.secret === null && c.siteKey !== null) problems.push(`${prefix}_SITE_KEY is set but ${prefix}_SECRET is not: set both (or neither, to switch this captcha off)`);
+  }
+
   const config: Config = {
     dataDir,
     databaseUrl,
@@ -198,10 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: str('HOST') ?? '0.0.0.0',
     urls,
     admin: { username: adminUsername, password: adminPassword },
-    captcha: {
-      hcaptcha: captcha('HCAPTCHA', 'https://api.hcaptcha.com/siteverify'),
-      turnstile: captcha('TURNSTILE', 'https://challenges.cloudflare.com/turnstile/v0/siteverify'),
-    },
+    captcha: { hcaptcha, turnstile },
     sentryDsn,
     communityUrl: url('COMMUNITY_URL', null),
     donationWallets: wallets.wallets,
@@ -211,6 +245,13 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     rateLimits: rateRaw !== 'off',
     redisUrl,
+    filesRateLimit: count('FILES_RATE_LIMIT', 1200, 1_000_000),
+    // Behind a trusted proxy every socket comes from the proxy: a per-address cap would cap everyone.
+    maxConnectionsPerIp: trustProxy === false ? count('MAX_CONNECTIONS_PER_IP', 64, 100_000) : count('MAX_CONNECTIONS_PER_IP', 0, 100_000),
+    minBodyRate: count('MIN_BODY_RATE', 1024, 100_000_000),
+    logClientIps: bool('LOG_CLIENT_IPS', false),
+    serveSourceMaps: bool('SERVE_SOURCE_MAPS', false),
+    contactEmail,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { HttpError } from './errors.ts';
 
 interface ValidationIssue {
@@ -45,12 +45,27 @@ function aOrAn(type: string): string {
   return words[type] ?? type;
 }
 
+/** Fastify could not read the body at all: malformed or empty JSON, too large, `__proto__`. */
+function isBodyError(err: FastifyError | HttpError): boolean {
+  if (err instanceof HttpError) return false;
+  return Boolean(err.code?.startsWith('FST_ERR_CTP')) || (err instanceof SyntaxError && err.statusCode === 400);
+}
+
 /**
  * The one place errors become answers (style habit 6): client faults keep their message,
  * anything else is logged with context and answered with a generic message.
  */
-export function registerErrorHandler(app: FastifyInstance, options: { jsonNotFound?: boolean } = {}): void {
-  app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
+export function registerErrorHandler(
+  app: FastifyInstance,
+  options: { jsonNotFound?: boolean; refusedBeforeBody?: (request: FastifyRequest) => Promise<HttpError | null> } = {},
+): void {
+  app.setErrorHandler(async (err: FastifyError | HttpError, request, reply) => {
+    // Design §5 (401 → 403 → 400): a body that could not be parsed still answers to the
+    // credential in the Bearer header first.
+    if (options.refusedBeforeBody && isBodyError(err)) {
+      const refusal = await options.refusedBeforeBody(request);
+      if (refusal) err = refusal;
+    }
     if (err instanceof HttpError) {
       for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
       const body = { success: false, error: err.message, ...err.extra };

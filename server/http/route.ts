@@ -5,6 +5,7 @@ import type { Deps } from '../deps.ts';
 import { findCaller, type Caller } from '../modules/auth/caller.repository.ts';
 import { HttpError, MESSAGES, badRequest, forbidden, unauthorized } from './errors.ts';
 import { findUnstorableText } from './text-check.ts';
+import { accountLimit, type Limit } from './rate-limits.ts';
 
 /**
  * Who may call a route (spec §6, design §6):
@@ -19,8 +20,12 @@ export interface RouteOptions {
   apiKey?: boolean;
   /** Stays open during maintenance (login and auth/data, design §6). */
   openInMaintenance?: boolean;
-  /** Per-route rate limit (design §6); the global default applies otherwise. */
-  rateLimit?: { max: number; timeWindow: string | number };
+  /**
+   * A stricter limit for this route (design §6): `ip` counts every request from a client
+   * address before anything else is read (login, register); `account` counts the signed-in
+   * caller's accepted calls (invite generation). The general limits apply either way.
+   */
+  rateLimit?: Limit & { per: 'ip' | 'account' };
 }
 
 export interface HandlerContext<B> {
@@ -37,6 +42,10 @@ export interface AuthedContext<B> extends HandlerContext<B> {
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    /** Who may call the route: read again when its body cannot be parsed (refusedBeforeBody). */
+    access?: RouteOptions;
   }
 }
 
@@ -78,6 +87,25 @@ export async function authorize(deps: Deps, credential: string | null, options: 
   return caller;
 }
 
+/**
+ * Design §5 when the body could not even be parsed (malformed JSON, too large, `__proto__`):
+ * the only credential left is the Bearer header, and the route's access is checked with it
+ * first, so a caller without a valid credential gets 401 and one without the role 403 — never a
+ * 400 that tells a stranger about the body. Returns the refusal, or null when the body's own
+ * error stands.
+ */
+export async function refusedBeforeBody(deps: Deps, request: FastifyRequest): Promise<HttpError | null> {
+  const options = request.routeOptions.config?.access;
+  if (!options) return null;
+  try {
+    await authorize(deps, bearerOf(request), options);
+    return null;
+  } catch (err) {
+    if (err instanceof HttpError) return err;
+    throw err;
+  }
+}
+
 type Handler<B, R, A extends Access> = (
   ctx: A extends 'public' ? HandlerContext<B> : AuthedContext<B>,
 ) => Promise<R>;
@@ -90,15 +118,18 @@ export function post<BS extends TSchema, RS extends TSchema, A extends Access, P
   options: RouteOptions & { access: A },
   handler: Handler<Static<BS>, Static<RS>, A>,
 ): void {
+  const limit = options.rateLimit;
+  const perAccount = limit?.per === 'account' ? accountLimit(app, limit, ep.path) : null;
   app.post(
     ep.path,
     {
       schema: { body: ep.body },
-      config: options.rateLimit ? { rateLimit: options.rateLimit } : {},
+      config: { access: options, ...(limit?.per === 'ip' ? { rateLimit: { max: limit.max, timeWindow: limit.timeWindow } } : {}) },
       // preValidation: after the body is parsed (the token lives in it) but before it is
       // validated, so 401/403 come before 400 (design §5).
       preValidation: async (request) => {
         request.caller = await authorize(deps, credentialOf(request), options);
+        if (perAccount) await perAccount(request);
         // Before ajv, so no schema has to repeat it: text no database can hold is a 400 (design §5).
         const bad = findUnstorableText(request.body);
         if (bad !== null) throw badRequest(`${bad ? `Field '${bad}'` : 'The request body'} contains a character that is not allowed (NUL or a broken surrogate).`);

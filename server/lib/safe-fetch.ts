@@ -19,8 +19,15 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   /** No response headers, or no bytes for this long, ends the fetch. */
   timeoutMs?: number;
-  /** The whole fetch, body included, must end within this long (design §7: a time bound). */
+  /**
+   * The whole fetch — connecting, every redirect hop, the headers and the body — must end within
+   * this long from the first byte sent (design §7, issue 8 item 5: a server trickling header
+   * lines used to hold a fetch forever, as the clock started only once headers were complete).
+   */
   deadlineMs?: number;
+  /** A body slower than this on average over each `rateWindowMs` is cut (0 = no check). */
+  minBytesPerSecond?: number;
+  rateWindowMs?: number;
   /** Tests only: addresses allowed although private, and a resolver standing in for DNS. */
   allowAddresses?: string[];
   lookup?: LookupFunction;
@@ -42,25 +49,84 @@ export interface FetchedBody {
 export async function safeFetch(raw: string, options: SafeFetchOptions): Promise<FetchedBody> {
   const maxRedirects = options.maxRedirects ?? 5;
   let url = parseHttpUrl(raw);
-  for (let hop = 0; ; hop++) {
-    const res = await requestOnce(url, options);
-    const status = res.statusCode ?? 0;
-    if (status >= 300 && status < 400 && res.headers.location) {
-      res.resume();
-      if (hop >= maxRedirects) throw new UrlRefusedError(`The URL redirects more than ${maxRedirects} times.`);
-      url = parseHttpUrl(resolveLocation(res.headers.location, url));
-      continue;
+  // One clock for the whole fetch: each hop's request and the body are destroyed when it runs out.
+  const deadline = new FetchDeadline(options.deadlineMs ?? DEFAULT_DEADLINE_MS);
+  try {
+    for (let hop = 0; ; hop++) {
+      const res = await requestOnce(url, options, deadline);
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400 && res.headers.location) {
+        res.resume();
+        if (hop >= maxRedirects) throw new UrlRefusedError(`The URL redirects more than ${maxRedirects} times.`);
+        url = parseHttpUrl(resolveLocation(res.headers.location, url));
+        continue;
+      }
+      if (status < 200 || status >= 300) {
+        res.resume();
+        throw new UrlRefusedError(`The URL answered with HTTP ${status}.`);
+      }
+      const announced = Number(res.headers['content-length']);
+      deadline.hand(res);
+      res.once('close', () => deadline.clear());
+      if (options.minBytesPerSecond) watchRate(res, options.minBytesPerSecond, options.rateWindowMs ?? 30_000);
+      return { stream: res, finalUrl: url, length: Number.isFinite(announced) && announced >= 0 ? announced : null };
     }
-    if (status < 200 || status >= 300) {
-      res.resume();
-      throw new UrlRefusedError(`The URL answered with HTTP ${status}.`);
-    }
-    const announced = Number(res.headers['content-length']);
-    const deadline = setTimeout(() => res.destroy(new UrlRefusedError('The URL took too long to download.')), options.deadlineMs ?? 15 * 60_000);
-    deadline.unref();
-    res.once('close', () => clearTimeout(deadline));
-    return { stream: res, finalUrl: url, length: Number.isFinite(announced) && announced >= 0 ? announced : null };
+  } catch (err) {
+    deadline.clear();
+    throw err;
   }
+}
+
+/** Design §7: no URL upload lasts longer than this, headers and body together. */
+export const DEFAULT_DEADLINE_MS = 15 * 60_000;
+
+const TOO_SLOW = 'The URL took too long to download.';
+
+/** The one timer of a fetch: it destroys whatever is in flight (a hop's request, then the body). */
+class FetchDeadline {
+  private current: { destroy(err: Error): void } | null = null;
+  private readonly timer: NodeJS.Timeout;
+  expired = false;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.current?.destroy(new UrlRefusedError(TOO_SLOW));
+    }, ms);
+    this.timer.unref();
+  }
+
+  /** Puts `target` under the deadline; destroyed at once if it already passed. */
+  hand(target: { destroy(err: Error): void }): void {
+    this.current = target;
+    if (this.expired) target.destroy(new UrlRefusedError(TOO_SLOW));
+  }
+
+  /** The body is handed on: the timer ends with it. */
+  clear(): void {
+    clearTimeout(this.timer);
+  }
+}
+
+/**
+ * A body that keeps the socket busy with a byte now and then passes any idle timeout; averaged
+ * over each window it must reach `min` bytes a second or it is cut (issue 8 item 5: one byte
+ * every 10 s was kept for 15 minutes).
+ */
+function watchRate(res: http.IncomingMessage, min: number, windowMs: number): void {
+  // Counted on the socket: a `data` listener here would start the body flowing before its reader.
+  const socket = res.socket;
+  let last = socket.bytesRead;
+  const timer = setInterval(() => {
+    const now = socket.bytesRead;
+    const got = now - last;
+    last = now;
+    // The reader's own backpressure is not the remote's slowness.
+    if (res.readableLength >= res.readableHighWaterMark) return;
+    if (got < (min * windowMs) / 1000) res.destroy(new UrlRefusedError('The URL sent its data too slowly.'));
+  }, windowMs);
+  timer.unref();
+  res.once('close', () => clearInterval(timer));
 }
 
 /** A remote server's Location header is input too: one that is no URL is a refusal, not a 500. */
@@ -84,7 +150,7 @@ function parseHttpUrl(raw: string): URL {
   return url;
 }
 
-function requestOnce(url: URL, options: SafeFetchOptions): Promise<http.IncomingMessage> {
+function requestOnce(url: URL, options: SafeFetchOptions, deadline: FetchDeadline): Promise<http.IncomingMessage> {
   const filter = {
     allowPrivateIPAddress: options.allowPrivate,
     allowMetaIPAddress: options.allowPrivate,
@@ -104,6 +170,7 @@ function requestOnce(url: URL, options: SafeFetchOptions): Promise<http.Incoming
         resolve(res);
       },
     );
+    deadline.hand(req);
     req.on('timeout', () => req.destroy(new UrlRefusedError('The URL took too long to answer.')));
     req.on('error', (err) => {
       if (err instanceof UrlRefusedError) reject(err);

@@ -21,6 +21,7 @@ export function runtimeConfig(deps: Deps): RuntimeConfig {
     sentryDsn: config.sentryDsn,
     chunkSize: CHUNK_SIZE,
     donationWallets: config.donationWallets.map(({ label, address }) => ({ label, address })),
+    contactEmail: config.contactEmail,
   };
 }
 

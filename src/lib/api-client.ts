@@ -66,11 +66,18 @@ export function apiUrl(path: string): string {
 }
 
 /**
- * POST a spec §7 call. The stored token goes in the body (spec §3) unless the caller set one.
- * A 2xx answer whose body says `success: false` is still a failure.
+ * Calls whose bodies have no `token` field (spec §7): the server refuses unknown fields
+ * (design §5), so a stored token sent along would lock a signed-in visitor on /register, or one
+ * whose session check failed offline, out of signing in (issue 8 item 10).
+ */
+const WITHOUT_TOKEN: ReadonlySet<string> = new Set(['/api/v1/auth/login', '/api/v1/auth/register']);
+
+/**
+ * POST a spec §7 call. The stored token goes in the body (spec §3) unless the caller set one
+ * or the call takes none. A 2xx answer whose body says `success: false` is still a failure.
  */
 export async function call<E>(path: PathOf<E>, body: BodyOf<E>, opts: { timeout?: number } = {}): Promise<ResponseOf<E>> {
-  const token = getToken();
+  const token = WITHOUT_TOKEN.has(path) ? null : getToken();
   const payload = { ...(token ? { token } : {}), ...(body as object) };
   try {
     const res = await http.post(apiUrl(path), payload, { timeout: opts.timeout ?? 0 });

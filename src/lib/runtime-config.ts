@@ -14,6 +14,7 @@ const DEFAULTS: RuntimeConfig = {
   sentryDsn: null,
   chunkSize: 83_886_080,
   donationWallets: [],
+  contactEmail: null,
 };
 
 let current: RuntimeConfig = DEFAULTS;

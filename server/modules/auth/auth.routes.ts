@@ -17,11 +17,11 @@ export async function registerAuthRoutes(app: FastifyInstance, deps: Deps): Prom
     app,
     deps,
     authLogin,
-    { access: 'public', openInMaintenance: true, rateLimit: { max: 10, timeWindow: '1 minute' } },
+    { access: 'public', openInMaintenance: true, rateLimit: { max: 10, timeWindow: '1 minute', per: 'ip' } },
     async ({ body, request }) => ({ success: true as const, token: await login(deps, { ...body, ip: request.ip }) }),
   );
 
-  post(app, deps, authRegister, { access: 'public', rateLimit: { max: 5, timeWindow: '1 minute' } }, async ({ body, request }) => {
+  post(app, deps, authRegister, { access: 'public', rateLimit: { max: 5, timeWindow: '1 minute', per: 'ip' } }, async ({ body, request }) => {
     await register(deps, { ...body, ip: request.ip });
     return { success: true as const, message: 'Account has been created!' };
   });

@@ -4,7 +4,7 @@ import { newId, newSecret, nowSeconds } from '../../lib/ids.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../lib/passwords.ts';
 import { claimInvite, isClaimable } from '../invites/invites.repository.ts';
 import { USERNAME_TAKEN } from '../users/users.service.ts';
-import { findUserByUsername, insertUser, isUniqueViolation } from '../users/users.repository.ts';
+import { findUserByUsername, insertUser, isUniqueViolation, lockUser } from '../users/users.repository.ts';
 import { API_KEY_PREFIX, createSession } from './caller.repository.ts';
 import { countApiKeys, deleteOwnApiKey, insertApiKey, listApiKeys } from './auth.repository.ts';
 import type { CaptchaProvider } from './captcha.ts';
@@ -80,12 +80,16 @@ export async function apiKeysOf(deps: Deps, userId: string): Promise<{ _id: stri
 }
 
 export async function generateApiKey(deps: Deps, userId: string): Promise<{ _id: string; key: string }> {
-  // Not locked: two concurrent requests may end one key over the cap, which harms nobody.
-  if ((await countApiKeys(deps.db, userId)) >= MAX_API_KEYS) {
-    throw conflict(`You can have at most ${MAX_API_KEYS} API keys. Revoke one first.`);
-  }
   const key = { id: newId(), key: API_KEY_PREFIX + newSecret(24) };
-  await insertApiKey(deps.db, { ...key, user_id: userId, created_at: nowSeconds() });
+  await deps.db.transaction().execute(async (trx) => {
+    // Count and insert under the user's row lock: without it, 30 generates at once on
+    // PostgreSQL all read "9 keys" and each inserted one (issue 8 item 7).
+    await lockUser(trx, deps.dialect, userId);
+    if ((await countApiKeys(trx, userId)) >= MAX_API_KEYS) {
+      throw conflict(`You can have at most ${MAX_API_KEYS} API keys. Revoke one first.`);
+    }
+    await insertApiKey(trx, { ...key, user_id: userId, created_at: nowSeconds() });
+  });
   return { _id: key.id, key: key.key };
 }
 

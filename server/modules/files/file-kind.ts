@@ -81,10 +81,5 @@ export function newActualName(ext: string): string {
 
 export const ACTUAL_NAME_PATTERN = /^[A-Za-z0-9_-]{10}\.[A-Za-z0-9]{1,12}$/;
 
-/** Keeps a display name safe to store and echo: no path parts, no control characters. */
-export function cleanOriginalName(raw: string | undefined | null): string {
-  const last = (raw ?? '').split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
-  const cleaned = last.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
-  return cleaned === '' || cleaned === '.' || cleaned === '..' ? 'file' : cleaned;
-}
+// Name cleaning lives with the other name rules (issue 8 item 9); re-exported for existing imports.
+export { cleanOriginalName } from './file-name.ts';

@@ -10,7 +10,7 @@ export async function registerInviteRoutes(app: FastifyInstance, deps: Deps): Pr
   post(app, deps, utilsInviteLimit, { access: 'user' }, async ({ caller }) => ({ success: true as const, ...(await inviteLimit(deps, caller)) }));
 
   // Design §6: invite generation is limited to 10 a minute.
-  post(app, deps, utilsGenerateInvite, { access: 'user', rateLimit: { max: 10, timeWindow: '1 minute' } }, async ({ caller }) => ({
+  post(app, deps, utilsGenerateInvite, { access: 'user', rateLimit: { max: 10, timeWindow: '1 minute', per: 'account' } }, async ({ caller }) => ({
     success: true as const,
     message: 'Invite key generated.',
     inviteKey: await generateInvite(deps, caller),

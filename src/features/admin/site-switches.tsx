@@ -10,7 +10,7 @@ import { GENERAL_FAILURE } from './admin-types.ts';
 type SettingName = 'allow_uploading' | 'maintenance_mode';
 
 const SWITCHES: { name: SettingName; label: string; hint: string }[] = [
-  { name: 'allow_uploading', label: 'Allow uploading', hint: 'When off, nobody but admins can upload.' },
+  { name: 'allow_uploading', label: 'Allow uploading', hint: 'When off, nobody can upload, admins included.' },
   { name: 'maintenance_mode', label: 'Maintenance mode', hint: 'When on, only admins can use the site.' },
 ];
 

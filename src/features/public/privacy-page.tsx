@@ -3,7 +3,7 @@ import './public.css';
 
 /** Spec §1: the privacy policy's content. */
 export function PrivacyPage() {
-  const { siteName } = useRuntimeConfig();
+  const { siteName, contactEmail } = useRuntimeConfig();
   return (
     <article className="prose">
       <h1>Privacy Policy</h1>
@@ -19,10 +19,14 @@ export function PrivacyPage() {
         <li>When your account was created and other account dates.</li>
       </ul>
       <h2>Your requests</h2>
-      <p>
-        If you live in the European Union you may ask us to erase your data. Anyone may report illegal content. Send either request
-        through the contact address published by the operator of this site, and we will act on it.
-      </p>
+      <p>If you live in the European Union you may ask us to erase your data. Anyone may report illegal content.</p>
+      {contactEmail ? (
+        <p>
+          Send either request to <a href={`mailto:${contactEmail}`}>{contactEmail}</a> and we will act on it.
+        </p>
+      ) : (
+        <p>Send either request to the operator of this site, who has not published a contact address here yet.</p>
+      )}
     </article>
   );
 }

@@ -11,7 +11,7 @@ describe.each(DIALECTS)('captcha (design §4) on %s', (dialect) => {
   afterAll(async () => provider.close());
   afterEach(async () => t?.close());
 
-  const withHcaptcha = () => createTestApp(dialect, { HCAPTCHA_SECRET: 'test-secret', HCAPTCHA_VERIFY_URL: provider.url });
+  const withHcaptcha = () => createTestApp(dialect, { HCAPTCHA_SECRET: 'test-secret', HCAPTCHA_SITE_KEY: 'test-site-key', HCAPTCHA_VERIFY_URL: provider.url });
 
   it('refuses a login without a captcha or with a bad one, and accepts a good one', async () => {
     t = await withHcaptcha();
