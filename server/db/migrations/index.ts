@@ -1,6 +1,8 @@
 import type { Migration } from 'kysely';
 import * as initial from './2026-11-21-001-initial.ts';
 import * as fileListIndexes from './2026-11-21-002-file-list-indexes.ts';
+import * as fileListCounters from './2026-11-22-20-file-list-counters.ts';
+import * as fileListSortIndexes from './2026-11-22-21-file-list-indexes.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -9,4 +11,6 @@ import * as fileListIndexes from './2026-11-21-002-file-list-indexes.ts';
 export const migrations: Record<string, Migration> = {
   '2026-11-21-001-initial': initial,
   '2026-11-21-002-file-list-indexes': fileListIndexes,
+  '2026-11-22-20-file-list-counters': fileListCounters,
+  '2026-11-22-21-file-list-indexes': fileListSortIndexes,
 };
