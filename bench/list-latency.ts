@@ -18,23 +18,20 @@ const DEEP = Math.floor(FILES / PAGE_SIZE / 2);
 // Names of the form holiday-N have N ≡ 1 (mod 5) (nameOf).
 const FILTER = 'holiday-4321';
 
-/** Names as phones and cameras make them, so trigrams repeat the way real names do. */
-function nameOf(i: number): string {
-  const kinds = ['IMG_%.jpg', 'holiday-%.png', 'Screenshot %.png', 'document-%.pdf', 'VID_%.mp4'];
-  return kinds[i % kinds.length]!.replace('%', String(i));
-}
-const actualOf = (i: number) => `${i.toString(36).padStart(10, '0')}.bin`;
-
+// Names as phones and cameras make them (IMG_…, holiday-…, Screenshot …, document-…, VID_…, by
+// i mod 5), so trigrams repeat the way real names do.
 /** SQLite: through the file, with the server stopped; the triggers keep counts and the name index as the server would. */
 function seedSqlite(dbFile: string): void {
   const db = new SQLite(dbFile);
-  const owner = db.prepare("select id from users where username = 'bench'").get() as { id: string };
-  const insert = db.prepare(
-    'insert into files (id, actual_name, original_name, user_id, size, mime_type, width, height, time_created, storage_key, sha256) values (?, ?, ?, ?, ?, ?, null, null, ?, ?, null)',
-  );
-  db.transaction(() => {
-    for (let i = 0; i < FILES; i++) insert.run(`id${i}`, actualOf(i), nameOf(i), owner.id, 1000 + ((i * 7919) % 50_000), 'image/png', 1_700_000_000 + Math.floor(i / 3), `k${i}`);
-  })();
+  // One statement, so the rows are made inside SQLite (same names as nameOf and actualOf).
+  db.prepare(
+    `with recursive n(i) as (select 0 union all select i + 1 from n where i < ? - 1)
+     insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key)
+     select 'id' || i, printf('%010d.bin', i),
+            replace(case i % 5 when 0 then 'IMG_%.jpg' when 1 then 'holiday-%.png' when 2 then 'Screenshot %.png' when 3 then 'document-%.pdf' else 'VID_%.mp4' end, '%', i),
+            (select id from users where username = 'bench'), 1000 + (i * 7919) % 50000, 'image/png', 1700000000 + i / 3, 'k' || i
+     from n`,
+  ).run(FILES);
   db.pragma('optimize');
   db.close();
 }
@@ -42,6 +39,7 @@ function seedSqlite(dbFile: string): void {
 /** PostgreSQL: one statement in the server, then VACUUM ANALYZE as autovacuum would after a bulk load. */
 async function seedPostgres(url: string): Promise<void> {
   const c = new pg.Client({ connectionString: url });
+  c.on('error', () => {});
   await c.connect();
   const kinds = `(array['IMG_%.jpg','holiday-%.png','Screenshot %.png','document-%.pdf','VID_%.mp4'])[i % 5 + 1]`;
   await c.query(
@@ -110,7 +108,11 @@ export async function listLatency(): Promise<Row[]> {
     return rows;
   }
   const dbName = `stash_bench_${process.pid}`;
-  const c = new pg.Client({ connectionString: adminUrl });
+  // The maintenance database, not the test one: test runs may end every session on theirs.
+  const maintenance = new URL(adminUrl);
+  maintenance.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: maintenance.toString() });
+  c.on('error', () => {});
   await c.connect();
   await c.query(`create database ${dbName}`);
   const url = new URL(adminUrl);

@@ -20,14 +20,18 @@ const all: Record<string, () => Promise<Row[]> | Row[]> = {
 const chosen = options.names.filter((a) => a in all);
 const rows: Row[] = [];
 const started = performance.now();
+const line = (r: Row) => `| ${r.benchmark} | ${r.stash} | ${r.baselineName}: ${r.baseline} | ${r.ratio ?? '–'} |`;
 for (const name of chosen.length > 0 ? chosen : Object.keys(all)) {
   process.stderr.write(`running ${name}…\n`);
-  rows.push(...(await all[name]!()));
+  const got = await all[name]!();
+  // Printed as they come: a later benchmark that fails does not lose these.
+  for (const r of got) process.stderr.write(`${line(r)}\n`);
+  rows.push(...got);
 }
 const table = [
   '| benchmark | Stash | anchor (same run) | ratio of medians |',
   '|---|---|---|---|',
-  ...rows.map((r) => `| ${r.benchmark} | ${r.stash} | ${r.baselineName}: ${r.baseline} | ${r.ratio ?? '–'} |`),
+  ...rows.map(line),
 ].join('\n');
 const minutes = ((performance.now() - started) / 60_000).toFixed(1);
 const header = `Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${options.quick ? ' with --quick (smaller sizes, fewer rounds)' : ''}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; took ${minutes} min.`;

@@ -13,35 +13,66 @@ export interface FileMeta {
   etag: string;
   /** The design §8 headers of a 200, built once. */
   headers: Record<string, string>;
+  /** A small file's bytes (≤ SMALL_BODY), once read: its object never changes under its key. */
+  body?: Buffer;
 }
+
+/** Files up to this size are kept whole in memory (4 kB requests then cost one stat, not an open, reads and a close). */
+export const SMALL_BODY = 64 * 1024;
 
 export class FileMetaCache {
   private readonly entries = new Map<string, { meta: FileMeta; expires: number }>();
+  private bodyBytes = 0;
 
   constructor(
     private readonly capacity = 10_000,
     private readonly ttlMs = 60_000,
     private readonly now: () => number = Date.now,
+    /** Memory the kept bodies may use in all. */
+    private readonly bodyBudget = 32 * 1024 * 1024,
   ) {}
+
+  /** Keeps `body` with the entry of `name` when it is small and the budget allows. */
+  keepBody(name: string, body: Buffer): void {
+    const entry = this.entries.get(name);
+    if (!entry || entry.meta.body || body.length > SMALL_BODY || this.bodyBytes + body.length > this.bodyBudget) return;
+    entry.meta.body = body;
+    this.bodyBytes += body.length;
+  }
+
+  get keptBodyBytes(): number {
+    return this.bodyBytes;
+  }
 
   get(name: string): FileMeta | undefined {
     const entry = this.entries.get(name);
     if (!entry) return undefined;
     this.entries.delete(name);
-    if (entry.expires <= this.now()) return undefined;
+    if (entry.expires <= this.now()) {
+      this.dropBody(entry.meta);
+      return undefined;
+    }
     // Re-inserted: a Map iterates in insertion order, so the first key is the least recently used.
     this.entries.set(name, entry);
     return entry.meta;
   }
 
   set(name: string, meta: FileMeta): void {
-    this.entries.delete(name);
+    this.delete(name);
     this.entries.set(name, { meta, expires: this.now() + this.ttlMs });
-    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+    while (this.entries.size > this.capacity) this.delete(this.entries.keys().next().value as string);
   }
 
   delete(name: string): void {
+    const entry = this.entries.get(name);
+    if (!entry) return;
+    this.dropBody(entry.meta);
     this.entries.delete(name);
+  }
+
+  private dropBody(meta: FileMeta): void {
+    if (meta.body) this.bodyBytes -= meta.body.length;
+    meta.body = undefined;
   }
 
   get size(): number {

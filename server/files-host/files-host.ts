@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
 import { contentDisposition, isActiveType, parseRange } from './http-headers.ts';
-import { FileMetaCache, type FileMeta } from './file-meta-cache.ts';
+import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
 
 // Design §8: files never change under a name, so caches may keep them for a year.
 const CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -58,12 +59,12 @@ async function serveFile(deps: Deps, cache: FileMetaCache, request: FastifyReque
   const cached = cache.get(name);
   const meta = cached ?? (await lookUp(deps, cache, name));
   if (!meta) return notFound(reply);
-  const answer = await answerFor(deps, meta, request);
+  const answer = await answerFor(deps, cache, name, meta, request);
   if (answer === 'gone') {
     // Deleted since it was cached (here or by another process): ask the database once more.
     cache.delete(name);
     const fresh = cached ? await lookUp(deps, cache, name) : undefined;
-    const retry = fresh ? await answerFor(deps, fresh, request) : 'gone';
+    const retry = fresh ? await answerFor(deps, cache, name, fresh, request) : 'gone';
     if (retry === 'gone') return notFound(reply);
     return send(reply, fresh!, retry);
   }
@@ -73,18 +74,31 @@ async function serveFile(deps: Deps, cache: FileMetaCache, request: FastifyReque
 type Answer =
   | { status: 304 }
   | { status: 416 }
-  | { status: 200 | 206; range: { start: number; end: number } | null; body: Readable | null };
+  | { status: 200 | 206; range: { start: number; end: number } | null; body: Readable | Buffer | null };
 
 /** What to answer, after making sure the stored object is still there (it is gone once deleted). */
-async function answerFor(deps: Deps, meta: FileMeta, request: FastifyRequest): Promise<Answer | 'gone'> {
+async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: FileMeta, request: FastifyRequest): Promise<Answer | 'gone'> {
   const conditional = notModified(request, meta.etag, meta.timeCreated);
   const ifRange = request.headers['if-range'];
   const range = conditional ? null : parseRange(ifRange === undefined || ifRange === meta.etag ? request.headers.range : undefined, meta.size);
-  if (conditional || range === 'unsatisfiable' || request.method === 'HEAD' || meta.size === 0) {
+  const kept = meta.body;
+  if (conditional || range === 'unsatisfiable' || request.method === 'HEAD' || meta.size === 0 || kept) {
     if (!(await deps.storage.stat(meta.storageKey))) return 'gone';
     if (conditional) return { status: 304 };
     if (range === 'unsatisfiable') return { status: 416 };
-    return { status: range ? 206 : 200, range, body: null };
+    const body = request.method === 'HEAD' || !kept ? null : range ? kept.subarray(range.start, range.end + 1) : kept;
+    return { status: range ? 206 : 200, range, body };
+  }
+  if (meta.size <= SMALL_BODY) {
+    // Read whole once; later requests answer from memory after a stat.
+    try {
+      const whole = await buffer(deps.storage.read(meta.storageKey));
+      cache.keepBody(name, whole);
+      return { status: range ? 206 : 200, range, body: range ? whole.subarray(range.start, range.end + 1) : whole };
+    } catch (err) {
+      if (!(await deps.storage.stat(meta.storageKey))) return 'gone';
+      throw err;
+    }
   }
   const body = deps.storage.read(meta.storageKey, range ?? undefined);
   if (body instanceof fs.ReadStream) {
@@ -108,7 +122,7 @@ function send(reply: FastifyReply, meta: FileMeta, answer: Answer) {
   const { range, body } = answer;
   if (range) void reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${meta.size}`).header('content-length', range.end - range.start + 1);
   else void reply.status(200).header('content-length', meta.size);
-  if (!body) return reply.send(meta.size === 0 ? '' : undefined);
+  if (!body) return reply.send(meta.size === 0 && answer.status === 200 ? '' : undefined);
   return reply.send(body);
 }
 

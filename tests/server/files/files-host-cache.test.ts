@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
@@ -86,5 +88,46 @@ describe('FileMetaCache', () => {
     expect(cache.get('a')).toBeDefined();
     now = 2000;
     expect(cache.get('a')).toBeUndefined();
+  });
+});
+
+describe.each(DIALECTS)('small files on %s', (dialect) => {
+  let t: HttpTestApp;
+  afterEach(async () => t?.close());
+
+  it('answers a small file from memory after its first read, ranges included, until it is deleted', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const data = randomBytes(4096);
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'small.bin' }, file: { data } });
+    const name = (res.body.file as { actual_name: string }).actual_name;
+    const bytes = async (headers: Record<string, string> = {}) => Buffer.from(await (await fetch(`${t.filesUrl}/${name}`, { headers })).arrayBuffer());
+    expect((await bytes()).equals(data)).toBe(true);
+    // Rewrite the stored object behind the server's back: what comes back now is what it kept.
+    const row = await t.deps.db.selectFrom('files').select('storage_key').where('actual_name', '=', name).executeTakeFirstOrThrow();
+    const stored = path.join(t.dataDir, 'storage', 'files', row.storage_key.slice(0, 2), row.storage_key);
+    fs.writeFileSync(stored, Buffer.alloc(4096, 0));
+    expect((await bytes()).equals(data)).toBe(true);
+    expect((await bytes({ range: 'bytes=100-199' })).equals(data.subarray(100, 200))).toBe(true);
+    fs.rmSync(stored);
+    expect((await fetch(`${t.filesUrl}/${name}`)).status).toBe(404);
+  });
+});
+
+describe('FileMetaCache bodies', () => {
+  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {} });
+
+  it('keeps bodies only within its byte budget and frees them with their entry', () => {
+    const cache = new FileMetaCache(10, 60_000, Date.now, 100);
+    cache.set('a', meta('a'));
+    cache.set('b', meta('b'));
+    cache.keepBody('a', Buffer.alloc(60));
+    cache.keepBody('b', Buffer.alloc(60));
+    expect(cache.get('a')?.body?.length).toBe(60);
+    expect(cache.get('b')?.body).toBeUndefined();
+    cache.delete('a');
+    expect(cache.keptBodyBytes).toBe(0);
+    cache.keepBody('b', Buffer.alloc(60));
+    expect(cache.keptBodyBytes).toBe(60);
   });
 });
