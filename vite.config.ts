@@ -1,6 +1,28 @@
-import { defineConfig } from 'vite';
+import path from 'node:path';
+import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import { VitePWA } from 'vite-plugin-pwa';
+import { precompressDir } from './scripts/precompress.mjs';
+
+/** Design §11: .br and .gz twins of the built text files (scripts/precompress.mjs). */
+function precompress(): Plugin {
+  let outDir = 'dist';
+  return {
+    name: 'stash-precompress',
+    apply: 'build',
+    configResolved(config) {
+      outDir = path.resolve(config.root, config.build.outDir);
+    },
+    // After every other plugin (the service worker is written in vite-plugin-pwa's closeBundle).
+    closeBundle: {
+      order: 'post',
+      sequential: true,
+      handler() {
+        precompressDir(outDir);
+      },
+    },
+  };
+}
 
 // The API and files hosts come from /config.json at run time (design §2), so nothing
 // deployment-specific is baked into the build.
@@ -48,6 +70,7 @@ export default defineConfig({
       },
       devOptions: { enabled: false },
     }),
+    precompress(),
   ],
   build: { sourcemap: true, target: 'es2022' },
   worker: { format: 'es' },

@@ -1,106 +1,193 @@
-import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SIZE } from '../contract/files.ts';
-import { login, startServer } from './server-process.ts';
+import { curl, has, startNginx, startTus } from './anchors.ts';
+import { options } from './options.ts';
+import { login, startServer, type BenchServer } from './server-process.ts';
 import { chunkBytes } from './upload-client.ts';
-import { mbps, type Row } from './stats.ts';
+import { interleave, median, ms, rateSummary, ratio, timeSummary, MB, type Row } from './stats.ts';
 
-const CHUNKS = 5; // 400 MiB
+const SIZE = options.quick ? 3 * CHUNK_SIZE : 1024 * MB;
+const ROUNDS = options.quick ? 2 : 3;
 
-async function drain(url: string): Promise<number> {
-  const res = await fetch(url);
-  if (!res.ok || !res.body) throw new Error(`GET ${url}: ${res.status}`);
-  let n = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return n;
-    n += value.length;
+export interface Source {
+  dir: string;
+  size: number;
+  chunks: { file: string; bytes: number; sha256: string }[];
+  /** The same bytes as one file (for dd and nginx). */
+  whole: string;
+}
+
+/** The upload's bytes on disk (page cache) as spec §7 chunks, so every contender reads the same. */
+export function makeSource(size: number, seed: number): Source {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-src-'));
+  fs.chmodSync(dir, 0o755);
+  const whole = path.join(dir, 'whole.bin');
+  const out = fs.openSync(whole, 'w');
+  const chunks: Source['chunks'] = [];
+  for (let i = 0; i * CHUNK_SIZE < size; i++) {
+    const bytes = Math.min(CHUNK_SIZE, size - i * CHUNK_SIZE);
+    const data = chunkBytes(seed, i, bytes);
+    const file = path.join(dir, `chunk-${i}`);
+    fs.writeFileSync(file, data);
+    fs.writeSync(out, data);
+    chunks.push({ file, bytes, sha256: crypto.createHash('sha256').update(data).digest('hex') });
   }
+  fs.closeSync(out);
+  fs.chmodSync(whole, 0o644);
+  return { dir, size, chunks, whole };
 }
 
-async function timeDownloads(url: string, times: number): Promise<{ bytes: number; ms: number }> {
-  await drain(url); // warm the page cache for both contenders alike
-  const t0 = performance.now();
-  let bytes = 0;
-  for (let i = 0; i < times; i++) bytes += await drain(url);
-  return { bytes, ms: performance.now() - t0 };
-}
-
-async function startNginx(root: string): Promise<{ url: string; stop(): void } | null> {
-  if (spawnSync('sh', ['-c', 'command -v nginx']).status !== 0) return null;
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const conf = path.join(root, 'nginx.conf');
-  fs.writeFileSync(
-    conf,
-    `worker_processes 1; daemon off; pid ${root}/nginx.pid; error_log ${root}/error.log;
-events { worker_connections 64; }
-http { access_log off; sendfile on; server { listen 127.0.0.1:${port}; root ${root}; } }`,
-  );
-  const child = spawn('nginx', ['-c', conf, '-p', root], { stdio: 'ignore' });
-  for (let i = 0; i < 50; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`);
-      return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  child.kill('SIGTERM');
-  return null;
-}
-
-/** Design §10: chunked ingest against a raw sequential write, download against nginx. */
-export async function ingestAndDownload(): Promise<Row[]> {
-  const server = await startServer();
-  const token = await login(server.apiUrl);
-  const size = CHUNKS * CHUNK_SIZE;
-  const chunks = Array.from({ length: CHUNKS }, (_, i) => chunkBytes(7, i, CHUNK_SIZE));
-  const hashes = chunks.map((c) => crypto.createHash('sha256').update(c).digest('hex'));
+/** Spec §7 chunked upload with curl (the issue's client); resolves with the file's url. */
+export async function stashUpload(server: BenchServer, token: string, src: Source, name = 'ingest.bin'): Promise<string> {
   const uploadId = crypto.randomUUID();
   let url = '';
-  const t0 = performance.now();
-  for (let i = 0; i < CHUNKS; i++) {
-    const form = new FormData();
-    for (const [k, v] of Object.entries({ token, uploadId, originalname: 'ingest.bin', totalChunks: String(CHUNKS), chunkIndex: String(i), fileSize: String(size), chunkHash: hashes[i] ?? '' })) form.set(k, v);
-    form.set('file', new Blob([chunks[i]!]), 'ingest.bin');
-    const res = await fetch(`${server.apiUrl}/api/v1/files/upload`, { method: 'POST', body: form });
-    const body = (await res.json()) as { url?: string };
-    if (!res.ok) throw new Error(`upload failed: ${res.status} ${JSON.stringify(body)}`);
+  for (const [i, c] of src.chunks.entries()) {
+    const fields = { token, uploadId, originalname: name, totalChunks: src.chunks.length, chunkIndex: i, fileSize: src.size, chunkHash: c.sha256 };
+    const args = Object.entries(fields).flatMap(([k, v]) => ['-F', `${k}=${v}`]);
+    const out = await curl([...args, '-F', `file=@${c.file};type=application/octet-stream`, '-w', '\n%{http_code}', `${server.apiUrl}/api/v1/files/upload`]);
+    const status = out.slice(out.lastIndexOf('\n') + 1);
+    const text = out.slice(0, out.lastIndexOf('\n'));
+    if (status !== '200') throw new Error(`chunk ${i} of ${name}: ${status} ${text.slice(0, 300)}`);
+    const body = JSON.parse(text) as { url?: string };
     if (body.url) url = body.url;
   }
-  const ingestMs = performance.now() - t0;
+  return url;
+}
 
-  const rawDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-raw-'));
-  // nginx's workers run as an unprivileged user: let them read the file.
-  fs.chmodSync(rawDir, 0o755);
-  const rawFile = path.join(rawDir, 'ingest.bin');
-  const t1 = performance.now();
-  const handle = await fsp.open(rawFile, 'w');
-  for (const c of chunks) await handle.write(c);
-  await handle.close();
-  const rawMs = performance.now() - t1;
-  fs.chmodSync(rawFile, 0o644);
+/** The same bytes through the tus protocol (creation + one PATCH per chunk). */
+export async function tusUpload(tusUrl: string, src: Source): Promise<void> {
+  const head = await curl(['-i', '-X', 'POST', '-H', 'Tus-Resumable: 1.0.0', '-H', `Upload-Length: ${src.size}`, `${tusUrl}/files`]);
+  const location = /^location:\s*(\S+)/im.exec(head)?.[1];
+  if (!location) throw new Error(`tus: no Location in ${head}`);
+  const target = new URL(location, tusUrl).toString();
+  let offset = 0;
+  for (const c of src.chunks) {
+    await curl(['-o', '/dev/null', '-X', 'PATCH', '-H', 'Tus-Resumable: 1.0.0', '-H', `Upload-Offset: ${offset}`, '-H', 'Content-Type: application/offset+octet-stream', '-T', c.file, target]);
+    offset += c.bytes;
+  }
+}
 
-  const name = url.split('/').pop() ?? '';
-  const stash = await timeDownloads(`${server.filesUrl}/${name}`, 5);
-  const nginx = await startNginx(rawDir);
-  const nginxResult = nginx ? await timeDownloads(`${nginx.url}/ingest.bin`, 5) : null;
-  nginx?.stop();
-  await server.stop();
-  fs.rmSync(rawDir, { recursive: true, force: true });
-  fs.rmSync(server.dataDir, { recursive: true, force: true });
-  return [
-    { benchmark: `chunked upload ingest, ${CHUNKS} × 80 MiB (SHA-256 checked)`, stash: mbps(size, ingestMs), baselineName: 'raw sequential write', baseline: mbps(size, rawMs) },
-    {
-      benchmark: 'download of a 400 MiB file (5 GETs, warm cache)',
-      stash: mbps(stash.bytes, stash.ms),
-      baselineName: 'nginx, same file',
-      baseline: nginxResult ? mbps(nginxResult.bytes, nginxResult.ms) : 'nginx not installed',
-    },
-  ];
+const mibps = (bytes: number, t0: number) => bytes / MB / ((performance.now() - t0) / 1000);
+
+async function timeGet(url: string, range?: string): Promise<number> {
+  const out = await curl(['-o', '/dev/null', '-w', '%{time_total}', ...(range ? ['-r', range] : []), url]);
+  return Number(out) * 1000;
+}
+
+function wrk(url: string, seconds: number): { rps: number; p99: number } {
+  const res = spawnSync('wrk', ['-t2', '-c50', `-d${seconds}s`, '--latency', url], { encoding: 'utf8' });
+  const rps = Number(/Requests\/sec:\s*([\d.]+)/.exec(res.stdout)?.[1] ?? 0);
+  const p99raw = /99%\s+([\d.]+)(us|ms|s)/.exec(res.stdout);
+  const unit = { us: 0.001, ms: 1, s: 1000 } as const;
+  const p99 = p99raw ? Number(p99raw[1]) * unit[p99raw[2] as keyof typeof unit] : NaN;
+  return { rps, p99 };
+}
+
+/** Issue 9: ingest against dd and tus; download, Range and 4 kB files against nginx; all interleaved. */
+export async function ingestAndDownload(): Promise<Row[]> {
+  const src = makeSource(SIZE, 7);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-anchor-'));
+  const server = await startServer();
+  const token = await login(server.apiUrl);
+  const tusDir = path.join(work, 'tus');
+  fs.mkdirSync(tusDir);
+  const tus = await startTus(tusDir);
+  const rows: Row[] = [];
+  const label = `${(SIZE / MB).toFixed(0)} MiB in ${src.chunks.length} chunks`;
+  let url = '';
+  try {
+    const ingest = await interleave(
+      {
+        stash: async () => {
+          const t0 = performance.now();
+          const got = await stashUpload(server, token, src);
+          const rate = mibps(SIZE, t0);
+          if (url) await fetch(`${server.apiUrl}/api/v1/files/delete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, filePath: url }) });
+          url = got;
+          return rate;
+        },
+        dd: async () => {
+          const t0 = performance.now();
+          const r = spawnSync('dd', [`if=${src.whole}`, `of=${path.join(work, 'dd.bin')}`, 'bs=8M', 'conv=fdatasync'], { stdio: 'ignore' });
+          if (r.status !== 0) throw new Error('dd failed');
+          return mibps(SIZE, t0);
+        },
+        tus: async () => {
+          const t0 = performance.now();
+          await tusUpload(tus.url, src);
+          const rate = mibps(SIZE, t0);
+          fs.rmSync(tusDir, { recursive: true, force: true });
+          fs.mkdirSync(tusDir);
+          return rate;
+        },
+      },
+      ROUNDS,
+    );
+    rows.push({
+      benchmark: `ingest ${label}, curl (SHA-256 checked)`,
+      stash: rateSummary(ingest.stash!),
+      baselineName: 'dd bs=8M conv=fdatasync / tus server',
+      baseline: `${rateSummary(ingest.dd!)} / ${rateSummary(ingest.tus!)}`,
+      ratio: `${ratio(ingest.stash!, ingest.dd!)} dd, ${ratio(ingest.stash!, ingest.tus!)} tus`,
+    });
+
+    if (!has('nginx')) {
+      rows.push({ benchmark: 'downloads', stash: 'not run', baselineName: 'nginx', baseline: 'apt-get install nginx' });
+      return rows;
+    }
+    // nginx serves the very bytes Stash stored, from the page cache like Stash's copy.
+    const nginxRoot = path.join(work, 'www');
+    fs.mkdirSync(nginxRoot, { mode: 0o755 });
+    fs.chmodSync(work, 0o755);
+    fs.linkSync(src.whole, path.join(nginxRoot, 'file.bin'));
+    const small = makeSource(4096, 9);
+    fs.copyFileSync(small.whole, path.join(nginxRoot, 'small.bin'));
+    fs.chmodSync(path.join(nginxRoot, 'small.bin'), 0o644);
+    const smallUrl = await stashUpload(server, token, small, 'small.bin');
+    const nginx = await startNginx(nginxRoot, work);
+    try {
+      const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
+      await timeGet(stashName);
+      await timeGet(`${nginx.url}/file.bin`);
+      const dl = await interleave(
+        { stash: async () => (SIZE / MB) / ((await timeGet(stashName)) / 1000), nginx: async () => (SIZE / MB) / ((await timeGet(`${nginx.url}/file.bin`)) / 1000) },
+        options.quick ? 3 : 5,
+      );
+      rows.push({ benchmark: `download ${(SIZE / MB).toFixed(0)} MiB (warm cache, curl)`, stash: rateSummary(dl.stash!), baselineName: 'nginx, same bytes', baseline: rateSummary(dl.nginx!), ratio: ratio(dl.stash!, dl.nginx!) });
+
+      const range = await interleave(
+        { stash: () => timeGet(stashName, `-${MB}`), nginx: () => timeGet(`${nginx.url}/file.bin`, `-${MB}`) },
+        options.quick ? 15 : 40,
+      );
+      rows.push({ benchmark: 'Range: last 1 MiB (curl, new connection each)', stash: timeSummary(range.stash!), baselineName: 'nginx', baseline: timeSummary(range.nginx!), ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time` });
+
+      const seconds = options.quick ? 3 : 8;
+      const stashSmall = `${server.filesUrl}/${smallUrl.split('/').pop()}`;
+      const w: Record<string, { rps: number; p99: number }[]> = { stash: [], nginx: [] };
+      for (let r = 0; r < 2; r++) {
+        w.stash!.push(wrk(stashSmall, seconds));
+        w.nginx!.push(wrk(`${nginx.url}/small.bin`, seconds));
+      }
+      const med = (list: { rps: number; p99: number }[], k: 'rps' | 'p99') => median(list.map((x) => x[k]));
+      rows.push({
+        benchmark: `4 kB file, wrk -t2 -c50 -d${seconds}s (2 runs each)`,
+        stash: `${med(w.stash!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.stash!, 'p99'))}`,
+        baselineName: 'nginx',
+        baseline: `${med(w.nginx!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.nginx!, 'p99'))}`,
+        ratio: `${(med(w.stash!, 'rps') / med(w.nginx!, 'rps')).toFixed(2)} × req/s`,
+      });
+    } finally {
+      await nginx.stop();
+      fs.rmSync(small.dir, { recursive: true, force: true });
+    }
+  } finally {
+    await tus.stop();
+    await server.stop();
+    for (const d of [src.dir, work, server.dataDir]) fs.rmSync(d, { recursive: true, force: true });
+  }
+  return rows;
 }

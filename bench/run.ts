@@ -1,32 +1,41 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { browser } from './browser.ts';
 import { ingestAndDownload } from './ingest-download.ts';
 import { jsSize } from './js-size.ts';
 import { listLatency } from './list-latency.ts';
 import { memoryUnderUploads } from './memory.ts';
+import { options } from './options.ts';
 import type { Row } from './stats.ts';
 
-// `npm run bench [name…]`: every benchmark, or the named ones, each beside its baseline from the same run.
+// `npm run bench [-- --quick] [name…]`: every benchmark, or the named ones, each beside its anchor from the same run.
 const all: Record<string, () => Promise<Row[]> | Row[]> = {
   ingest: ingestAndDownload,
   memory: memoryUnderUploads,
   list: listLatency,
+  browser,
   js: jsSize,
 };
-const chosen = process.argv.slice(2).filter((a) => a in all);
+const chosen = options.names.filter((a) => a in all);
 const rows: Row[] = [];
+const started = performance.now();
+const line = (r: Row) => `| ${r.benchmark} | ${r.stash} | ${r.baselineName}: ${r.baseline} | ${r.ratio ?? '–'} |`;
 for (const name of chosen.length > 0 ? chosen : Object.keys(all)) {
   process.stderr.write(`running ${name}…\n`);
-  rows.push(...(await all[name]!()));
+  const got = await all[name]!();
+  // Printed as they come: a later benchmark that fails does not lose these.
+  for (const r of got) process.stderr.write(`${line(r)}\n`);
+  rows.push(...got);
 }
 const table = [
-  '| benchmark | Stash | baseline (same run) |',
-  '|---|---|---|',
-  ...rows.map((r) => `| ${r.benchmark} | ${r.stash} | ${r.baselineName}: ${r.baseline} |`),
+  '| benchmark | Stash | anchor (same run) | ratio of medians |',
+  '|---|---|---|---|',
+  ...rows.map(line),
 ].join('\n');
-const header = `Run on ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`;
+const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+const header = `Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${options.quick ? ' with --quick (smaller sizes, fewer rounds)' : ''}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; took ${minutes} min.`;
 const out = `${header}\n\n${table}\n`;
 fs.mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'latest.md'), out);
+fs.writeFileSync(path.join(import.meta.dirname, 'results', options.quick ? 'quick.md' : 'latest.md'), out);
 console.log(out);

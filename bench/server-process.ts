@@ -3,8 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../tests/helpers/free-port.ts';
 import { spawnServer, waitForHealth } from '../tests/helpers/server-process.ts';
+import { buildServer } from '../scripts/server-build.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+let compiled: Promise<string> | null = null;
 
 export interface BenchServer {
+  siteUrl: string;
   apiUrl: string;
   filesUrl: string;
   dataDir: string;
@@ -12,19 +17,27 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Starts the real server in its own process, so its memory is measured apart from the client's. */
+/**
+ * Starts the real server in its own process, so its memory is measured apart from the client's,
+ * from the compiled JavaScript `npm start` runs in production (scripts/server-build.mjs).
+ */
 export async function startServer(env: Record<string, string> = {}, dataDir?: string): Promise<BenchServer> {
   const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'stash-bench-'));
-  const [api, files] = [await freePort(), await freePort()];
+  const [site, api, files] = [await freePort(), await freePort(), await freePort()];
+  const siteUrl = `http://127.0.0.1:${site}`;
   const apiUrl = `http://127.0.0.1:${api}`;
   const filesUrl = `http://127.0.0.1:${files}`;
+  compiled ??= buildServer(ROOT, path.join(ROOT, 'dist-server'));
   const server = spawnServer({
     ...process.env,
+    NODE_ENV: 'production',
     DATA_DIR: dir,
     STASH_ROLES: 'api,files',
     HOST: '127.0.0.1',
+    SITE_PORT: String(site),
     API_PORT: String(api),
     FILES_PORT: String(files),
+    SITE_URL: siteUrl,
     API_URL: apiUrl,
     FILES_URL: filesUrl,
     ADMIN_USERNAME: 'bench',
@@ -32,12 +45,14 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
     RATE_LIMITS: 'off',
     LOG_LEVEL: 'warn',
     ...env,
-  });
+  }, { compiled: await compiled });
   // A benchmark that throws must not leave its server running.
   const killOnExit = () => server.child.kill('SIGKILL');
   process.once('exit', killOnExit);
-  await waitForHealth(server, [apiUrl, filesUrl]);
+  const roles = (env.STASH_ROLES ?? 'api,files').split(',');
+  await waitForHealth(server, [roles.includes('site') ? siteUrl : null, apiUrl, filesUrl].filter((u) => u !== null));
   return {
+    siteUrl,
     apiUrl,
     filesUrl,
     dataDir: dir,

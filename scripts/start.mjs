@@ -1,9 +1,10 @@
-// `npm start`: build the web app when it is missing or older than its sources, then serve every
-// role (design §3).
+// `npm start`: build the web app and the server when they are missing or older than their
+// sources, then serve every role (design §3) from compiled JavaScript (issue 9: a lean process).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { buildIsStale, buildWebApp } from './web-build.mjs';
+import { SERVER_ENTRY, buildServer, serverBuildIsStale } from './server-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (buildIsStale(root)) {
@@ -11,6 +12,10 @@ if (buildIsStale(root)) {
   const status = buildWebApp(root);
   if (status !== 0) process.exit(status);
 }
-const server = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'server', 'main.ts')], { cwd: root, stdio: 'inherit' });
+if (serverBuildIsStale(root)) {
+  console.log('Compiling the server (it is missing or older than its sources)...');
+  await buildServer(root);
+}
+const server = spawn(process.execPath, ['--enable-source-maps', path.join(root, SERVER_ENTRY)], { cwd: root, stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

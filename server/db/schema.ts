@@ -75,6 +75,27 @@ export interface FilesTable {
   previews?: string | null;
 }
 
+/** Files per owner, kept by triggers (migration 2026-11-22-20): the pager's count. */
+export interface FileCountsTable {
+  user_id: string;
+  file_count: number;
+}
+
+/** One row (id 1): files on the site, kept by the same triggers. */
+export interface FileTotalsTable {
+  id: number;
+  file_count: number;
+}
+
+/**
+ * SQLite only: the FTS5 trigram index of file names (migration 2026-11-22-21), queried with
+ * `files_names match …`; PostgreSQL indexes the same filters with pg_trgm instead.
+ */
+export interface FilesNamesTable {
+  original_name: string;
+  actual_name: string;
+}
+
 export interface UploadsTable {
   /** The client's uploadId, or a key derived from user + name + totalChunks (design §7). */
   id: string;
@@ -119,6 +140,9 @@ export interface DB {
   settings: SettingsTable;
   mime_types: MimeTypesTable;
   files: FilesTable;
+  file_counts: FileCountsTable;
+  file_totals: FileTotalsTable;
+  files_names: FilesNamesTable;
   uploads: UploadsTable;
   upload_chunks: UploadChunksTable;
   job_leases: JobLeasesTable;

@@ -40,6 +40,8 @@ export async function registerSite(app: FastifyInstance, deps: Deps, distDir = D
   }
   await app.register(fastifyStatic, {
     root: distDir,
+    // Design §11: the build's .br/.gz twins (vite.config.ts), chosen by Accept-Encoding, with Vary.
+    preCompressed: true,
     // Hashed assets never change; the shell and service worker must be revalidated.
     setHeaders(res, filePath) {
       if (/[/\\]assets[/\\]/.test(filePath)) res.header('cache-control', 'public, max-age=31536000, immutable');

@@ -17,9 +17,14 @@ export interface ServerProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** `env` is the whole environment the server sees (callers start from `process.env`). */
-export function spawnServer(env: NodeJS.ProcessEnv): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: path.dirname(path.dirname(MAIN)), env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `env` is the whole environment the server sees (callers start from `process.env`). `compiled`:
+ * the path of the compiled entry (scripts/server-build.mjs) to run as `npm start` does, instead
+ * of the TypeScript sources through tsx.
+ */
+export function spawnServer(env: NodeJS.ProcessEnv, options: { compiled?: string } = {}): ServerProcess {
+  const args = options.compiled ? [options.compiled] : ['--import', 'tsx', MAIN];
+  const child = spawn(process.execPath, args, { cwd: path.dirname(path.dirname(MAIN)), env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

@@ -2,6 +2,8 @@ import type { Migration } from 'kysely';
 import * as initial from './2026-11-21-001-initial.ts';
 import * as fileListIndexes from './2026-11-21-002-file-list-indexes.ts';
 import * as chunkLeases from './2026-11-22-10-chunk-leases.ts';
+import * as fileListCounters from './2026-11-22-20-file-list-counters.ts';
+import * as fileListSortIndexes from './2026-11-22-21-file-list-indexes.ts';
 import * as previews from './2026-11-22-30-previews.ts';
 import * as jobLeases from './2026-11-22-40-job-leases.ts';
 
@@ -13,6 +15,8 @@ export const migrations: Record<string, Migration> = {
   '2026-11-21-001-initial': initial,
   '2026-11-21-002-file-list-indexes': fileListIndexes,
   '2026-11-22-10-chunk-leases': chunkLeases,
+  '2026-11-22-20-file-list-counters': fileListCounters,
+  '2026-11-22-21-file-list-indexes': fileListSortIndexes,
   '2026-11-22-30-previews': previews,
   '2026-11-22-40-job-leases': jobLeases,
 };

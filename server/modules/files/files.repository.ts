@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 import { containsInsensitive, type Database } from '../../db/index.ts';
 import type { FilesTable } from '../../db/schema.ts';
 import type { FileSort } from '../../../contract/files.ts';
@@ -22,37 +22,109 @@ export async function insertFile(db: Database, row: FilesTable): Promise<void> {
 
 type FileFilters = Omit<FileQuery, 'sort' | 'page' | 'pageSize'>;
 
+/** FTS5's trigram index finds substrings of 3 characters or more; shorter ones scan (migration 2026-11-22-21). */
+const TRIGRAM = 3;
+
+function trigramMatch(q: FileFilters): string | null {
+  const phrase = (column: string, needle: string | undefined) =>
+    needle && [...needle].length >= TRIGRAM ? `{${column}}: "${needle.replace(/"/g, '""')}"` : null;
+  const phrases = [phrase('original_name', q.originalName), phrase('actual_name', q.actualName)].filter((p) => p !== null);
+  return phrases.length > 0 ? phrases.join(' AND ') : null;
+}
+
 /**
  * The filtered `files` rows, without joining users: the pager's count runs on this alone
  * (joining a million rows only to count them made the admin list 10× slower, bench/), and the
  * username filter is a subquery on the few users that match.
+ *
+ * On SQLite a name filter starts from the FTS5 trigram table (a CROSS JOIN fixes that order, so
+ * the planner never walks the owner's million rows instead); the `like` below still decides,
+ * so the answers are exactly those of the plain scan. PostgreSQL's planner picks the pg_trgm
+ * index for the same `like` by itself.
  */
 function filtered(db: Database, q: FileFilters) {
-  let query = db.selectFrom('files');
+  const match = isPostgres(db) ? null : trigramMatch(q);
+  let query = match
+    ? // The join only narrows which `files` rows are read; every later clause names `files` alone,
+      // so the builder is typed as the plain `files` query it stands for.
+      (db
+        .selectFrom('files_names')
+        .crossJoin('files')
+        .whereRef('files.actual_name', '=', 'files_names.actual_name')
+        .where(sql<boolean>`files_names match ${match}`) as unknown as ReturnType<typeof plainFiles>)
+    : plainFiles(db);
   if (q.userId) query = query.where('files.user_id', '=', q.userId);
   if (q.originalName) query = query.where(containsInsensitive(sql.ref('files.original_name'), q.originalName));
   if (q.actualName) query = query.where(containsInsensitive(sql.ref('files.actual_name'), q.actualName));
-  if (q.username) {
-    const matching = db.selectFrom('users').select('users.id').where(containsInsensitive(sql.ref('users.username'), q.username));
-    query = query.where('files.user_id', 'in', matching);
-  }
+  if (q.username) query = query.where('files.user_id', 'in', usersNamed(db, q.username));
   return query;
 }
 
-export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: FileRow[]; total: number }> {
+function plainFiles(db: Database) {
+  return db.selectFrom('files');
+}
+
+function usersNamed(db: Database, username: string) {
+  return db.selectFrom('users').select('users.id').where(containsInsensitive(sql.ref('users.username'), username));
+}
+
+function isPostgres(db: Database): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * `totalImages` without counting rows when a kept count answers (migration 2026-11-22-20):
+ * an owner's files, every file, or the files of the users a username filter picks.
+ */
+async function countFiles(db: Database, q: FileFilters): Promise<number> {
+  if (!q.originalName && !q.actualName) {
+    if (q.userId && !q.username) {
+      const row = await db.selectFrom('file_counts').select('file_count').where('user_id', '=', q.userId).executeTakeFirst();
+      return Number(row?.file_count ?? 0);
+    }
+    if (!q.userId) {
+      const row = q.username
+        ? await db
+            .selectFrom('file_counts')
+            .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('file_count'), sql<number>`0`).as('n'))
+            .where('file_counts.user_id', 'in', usersNamed(db, q.username))
+            .executeTakeFirst()
+        : await db.selectFrom('file_totals').select('file_count as n').where('id', '=', 1).executeTakeFirst();
+      return Number(row?.n ?? 0);
+    }
+  }
   const count = await filtered(db, q).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const total = Number(count.n);
-  let rows = filtered(db, q).innerJoin('users', 'users.id', 'files.user_id').selectAll('files').select('users.username');
-  // The id breaks ties so pages never repeat or skip a file between requests.
-  if (q.sort === 'oldest') rows = rows.orderBy('files.time_created', 'asc').orderBy('files.id', 'asc');
-  else if (q.sort === 'largest') rows = rows.orderBy('files.size', 'desc').orderBy('files.id', 'asc');
-  else if (q.sort === 'smallest') rows = rows.orderBy('files.size', 'asc').orderBy('files.id', 'asc');
-  else rows = rows.orderBy('files.time_created', 'desc').orderBy('files.id', 'desc');
-  const result = await rows
-    .limit(q.pageSize)
-    .offset((q.page - 1) * q.pageSize)
-    .execute();
-  return { rows: result.map(normalize), total };
+  return Number(count.n);
+}
+
+type OrderTerm = ['files.time_created' | 'files.size' | 'files.id', 'asc' | 'desc'];
+
+/** The list's order; the id breaks ties so pages never repeat or skip a file between requests. */
+function orderOf(sort: FileQuery['sort']): OrderTerm[] {
+  if (sort === 'oldest') return [['files.time_created', 'asc'], ['files.id', 'asc']];
+  if (sort === 'largest') return [['files.size', 'desc'], ['files.id', 'asc']];
+  if (sort === 'smallest') return [['files.size', 'asc'], ['files.id', 'asc']];
+  return [['files.time_created', 'desc'], ['files.id', 'desc']];
+}
+
+/**
+ * The ids of one page, read from an index that holds the sort key and the id (migration
+ * 2026-11-22-21): even page 83,333 walks the index only, never the table.
+ */
+export function pageIdsQuery(db: Database, q: FileQuery) {
+  let ids = filtered(db, q).select('files.id');
+  for (const [column, direction] of orderOf(q.sort)) ids = ids.orderBy(column, direction);
+  return ids.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+}
+
+export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: FileRow[]; total: number }> {
+  const total = await countFiles(db, q);
+  // Past the last page there is nothing to read (and nothing to walk).
+  if ((q.page - 1) * q.pageSize >= total) return { rows: [], total };
+  let page = db.selectFrom('files').innerJoin('users', 'users.id', 'files.user_id').selectAll('files').select('users.username');
+  for (const [column, direction] of orderOf(q.sort)) page = page.orderBy(column, direction);
+  const rows = await page.where('files.id', 'in', pageIdsQuery(db, q)).execute();
+  return { rows: rows.map(normalize), total };
 }
 
 export async function findFileByActualName(db: Database, actualName: string): Promise<FileRow | undefined> {

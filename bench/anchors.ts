@@ -1,0 +1,71 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../tests/helpers/free-port.ts';
+
+export interface Anchor {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export const has = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
+
+async function waitUp(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: exited with ${child.exitCode}`);
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${url} never answered`);
+}
+
+const stopper = (child: ChildProcess) => async () => {
+  if (child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+};
+
+/** Debian's nginx serving `root` on a loopback high port, with its own configuration (sendfile, as shipped). */
+export async function startNginx(root: string, work: string): Promise<Anchor> {
+  const port = await freePort();
+  const conf = path.join(work, 'nginx.conf');
+  fs.writeFileSync(
+    conf,
+    `worker_processes auto; daemon off; pid ${work}/nginx.pid; error_log ${work}/error.log;
+events { worker_connections 1024; }
+http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; open_file_cache max=1000;
+  client_body_temp_path ${work}/body; proxy_temp_path ${work}/proxy; fastcgi_temp_path ${work}/fcgi; uwsgi_temp_path ${work}/uwsgi; scgi_temp_path ${work}/scgi;
+  server { listen 127.0.0.1:${port}; root ${root}; } }`,
+  );
+  const child = spawn('nginx', ['-c', conf, '-p', work], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUp(url, child);
+  return { url, pid: child.pid ?? 0, stop: stopper(child) };
+}
+
+/** The tus reference server (@tus/server + @tus/file-store) in its own process. */
+export async function startTus(directory: string): Promise<Anchor> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'tus-server.mjs'), directory, String(port)], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUp(url, child);
+  return { url, pid: child.pid ?? 0, stop: stopper(child) };
+}
+
+/** Runs curl with `args` and resolves with what `-w` printed. */
+export function curl(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('curl', ['-sS', '--fail-with-body', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    // 'close', not 'exit': only then has all of curl's output been read.
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`curl ${args.join(' ')}: ${code} ${err} ${out.slice(0, 300)}`))));
+  });
+}

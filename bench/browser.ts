@@ -1,0 +1,145 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { buildIsStale, buildWebApp } from '../scripts/web-build.mjs';
+import { CHUNK_SIZE } from '../contract/files.ts';
+import { makeSource, stashUpload } from './ingest-download.ts';
+import { options } from './options.ts';
+import { login, startServer, type BenchServer } from './server-process.ts';
+import { interleave, median, rateSummary, ratio, MB, type Row } from './stats.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const UPLOAD = options.quick ? 2 * CHUNK_SIZE : 500 * MB;
+const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+
+async function signedIn(context: BrowserContext, token: string): Promise<void> {
+  // src/lib/token.ts keeps the session token in localStorage under "token".
+  await context.addInitScript((t) => localStorage.setItem('token', t), token);
+}
+
+/** Bytes on the wire (compressed, headers included) for one cold visit, by resource type. */
+async function firstLoad(context: BrowserContext, url: string): Promise<{ js: number; total: number }> {
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  await cdp.send('Network.setBypassServiceWorker', { bypass: true });
+  const types = new Map<string, string>();
+  let js = 0;
+  let total = 0;
+  cdp.on('Network.responseReceived', (e) => types.set(e.requestId, e.type));
+  cdp.on('Network.loadingFinished', (e) => {
+    total += e.encodedDataLength;
+    if (types.get(e.requestId) === 'Script') js += e.encodedDataLength;
+  });
+  await page.goto(url, { waitUntil: 'networkidle' });
+  await page.close();
+  return { js, total };
+}
+
+async function waitForListed(server: BenchServer, token: string, name: string): Promise<void> {
+  for (;;) {
+    const res = await fetch(`${server.apiUrl}/api/v1/files/uploaded`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, filters: { name } }) });
+    const body = (await res.json()) as { files?: { original_name: string; size: number }[] };
+    if (body.files?.some((f) => f.original_name === name && f.size === UPLOAD)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function lighthouseScores(server: BenchServer, token: string): Promise<string> {
+  const { default: lighthouse } = await import('lighthouse');
+  const { launch } = await import('chrome-launcher');
+  const chrome = await launch({ chromePath: CHROMIUM, chromeFlags: ['--headless=new', '--no-sandbox', '--disable-gpu'] });
+  try {
+    const out: string[] = [];
+    for (const [route, auth] of [['/', false], ['/dashboard', true]] as const) {
+      if (auth) {
+        // Sign the profile in first; Lighthouse keeps storage when told to.
+        const browser = await chromium.connectOverCDP(`http://127.0.0.1:${chrome.port}`);
+        const page = await browser.contexts()[0]!.newPage();
+        await page.goto(`${server.siteUrl}/privacy`);
+        await page.evaluate((t) => localStorage.setItem('token', t), token);
+        await page.close();
+        await browser.close();
+      }
+      const result = await lighthouse(`${server.siteUrl}${route}`, { port: chrome.port, onlyCategories: ['performance'], disableStorageReset: auth, logLevel: 'error' });
+      const lhr = result?.lhr;
+      const score = Math.round((lhr?.categories.performance?.score ?? 0) * 100);
+      const fcp = lhr?.audits['first-contentful-paint']?.displayValue ?? '?';
+      const lcp = lhr?.audits['largest-contentful-paint']?.displayValue ?? '?';
+      out.push(`${route} ${score} (FCP ${fcp}, LCP ${lcp})`);
+    }
+    return out.join('; ');
+  } finally {
+    chrome.kill();
+  }
+}
+
+/** Issue 9: what the web app costs a user — first-load bytes, Lighthouse, and a browser upload against curl. */
+export async function browser(): Promise<Row[]> {
+  if (!fs.existsSync(CHROMIUM)) return [{ benchmark: 'browser', stash: 'not run', baselineName: 'needs', baseline: `${CHROMIUM}` }];
+  if (buildIsStale(ROOT) && buildWebApp(ROOT, { quiet: true }) !== 0) throw new Error('the web app did not build');
+  const server = await startServer({ STASH_ROLES: 'site,api,files' });
+  const token = await login(server.apiUrl);
+  const src = makeSource(UPLOAD, 21);
+  const b = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  const rows: Row[] = [];
+  try {
+    const context = await b.newContext();
+    const landing = await firstLoad(context, `${server.siteUrl}/`);
+    await signedIn(context, token);
+    const dashboard = await firstLoad(context, `${server.siteUrl}/dashboard`);
+    rows.push({
+      benchmark: 'first load on the wire, cold cache: JavaScript (all bytes)',
+      stash: `/ ${kib(landing.js)} (${kib(landing.total)}); /dashboard ${kib(dashboard.js)} (${kib(dashboard.total)})`,
+      baselineName: 'target',
+      baseline: '< 60 KiB JavaScript for /',
+    });
+
+    const page = await context.newPage();
+    let n = 0;
+    const up = await interleave(
+      {
+        browser: async () => {
+          await page.goto(`${server.siteUrl}/dashboard`);
+          const name = `browser-${n++}.bin`;
+          const file = path.join(src.dir, name);
+          fs.linkSync(src.whole, file);
+          const t0 = performance.now();
+          await page.getByLabel('Choose files to upload').setInputFiles(file);
+          await waitForListed(server, token, name);
+          return UPLOAD / MB / ((performance.now() - t0) / 1000);
+        },
+        curl: async () => {
+          const t0 = performance.now();
+          await stashUpload(server, token, src, `curl-${n++}.bin`);
+          return UPLOAD / MB / ((performance.now() - t0) / 1000);
+        },
+      },
+      options.quick ? 1 : 2,
+    );
+    rows.push({
+      benchmark: `upload ${(UPLOAD / MB).toFixed(0)} MiB through the web app in Chromium (pick → listed)`,
+      stash: rateSummary(up.browser!),
+      baselineName: 'curl, same bytes and API',
+      baseline: rateSummary(up.curl!),
+      ratio: ratio(up.browser!, up.curl!),
+    });
+    void median;
+
+    if (!options.quick) {
+      try {
+        rows.push({ benchmark: 'Lighthouse mobile performance (simulated throttling)', stash: await lighthouseScores(server, token), baselineName: 'target', baseline: '≥ 95 on /, ≥ 90 on /dashboard' });
+      } catch (err) {
+        rows.push({ benchmark: 'Lighthouse mobile performance', stash: `did not run: ${String(err).slice(0, 160)}`, baselineName: 'target', baseline: '≥ 95 on /' });
+      }
+    }
+  } finally {
+    await b.close();
+    await server.stop();
+    fs.rmSync(src.dir, { recursive: true, force: true });
+    fs.rmSync(server.dataDir, { recursive: true, force: true });
+  }
+  return rows;
+}

@@ -1,0 +1,3 @@
+export const SERVER_ENTRY: string;
+export function serverBuildIsStale(root: string, outDir?: string): boolean;
+export function buildServer(root: string, outDir?: string): Promise<string>;

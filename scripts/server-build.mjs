@@ -1,0 +1,53 @@
+// Issue 9, a lean process: in production the server runs from JavaScript compiled ahead of time
+// (no TypeScript compiler in memory, no transform at start). `npm start` rebuilds it when any
+// server source is newer than the build, as web-build.mjs does for the web app.
+import fs from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+/** What the server build is made from. */
+const INPUTS = ['server', 'contract', 'package-lock.json'];
+
+/**
+ * One ES module per entry, laid out like the sources (dist-server/server/main.mjs beside where
+ * server/main.ts is), so a module's `import.meta.dirname` sits as deep below the project as in
+ * the sources and paths such as site.ts's `../../dist` resolve the same. Packages stay in
+ * node_modules (external); only our own code is bundled.
+ */
+export const SERVER_ENTRY = path.join('dist-server', 'server', 'main.mjs');
+
+function newestMtime(target) {
+  if (!fs.existsSync(target)) return 0;
+  const stat = fs.statSync(target);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = 0;
+  for (const entry of fs.readdirSync(target)) newest = Math.max(newest, newestMtime(path.join(target, entry)));
+  return newest;
+}
+
+/** True when the compiled entry is missing or older than any source. */
+export function serverBuildIsStale(root, outDir = path.join(root, 'dist-server')) {
+  const entry = path.join(outDir, 'server', 'main.mjs');
+  if (!fs.existsSync(entry)) return true;
+  const built = fs.statSync(entry).mtimeMs;
+  return INPUTS.some((input) => newestMtime(path.join(root, input)) > built);
+}
+
+/** Compiles server/main.ts into `outDir` (default dist-server/); resolves with the entry's path. */
+export async function buildServer(root, outDir = path.join(root, 'dist-server')) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: [path.join(root, 'server', 'main.ts')],
+    outbase: root,
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  return path.join(outDir, 'server', 'main.mjs');
+}

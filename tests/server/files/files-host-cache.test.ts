@@ -1,0 +1,133 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIALECTS } from '../../helpers/test-app.ts';
+import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import { FileMetaCache, type FileMeta } from '../../../server/files-host/file-meta-cache.ts';
+
+/** Issue 9: the files host answers known names from memory, and never serves a deleted file. */
+describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
+  let t: HttpTestApp;
+  afterEach(async () => t?.close());
+
+  async function upload(size = 3000) {
+    const user = await t.createUser();
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'cached.bin' }, file: { data: randomBytes(size) } });
+    expect(res.status).toBe(200);
+    const file = res.body.file as { actual_name: string };
+    return { user, name: file.actual_name };
+  }
+  const get = async (name: string, headers: Record<string, string> = {}, method = 'GET') => {
+    const res = await fetch(`${t.filesUrl}/${name}`, { method, headers });
+    await res.arrayBuffer();
+    return res;
+  };
+
+  it('answers a file it has served without reading its row again', async () => {
+    t = await createHttpTestApp(dialect);
+    const { name } = await upload();
+    const first = await get(name);
+    expect(first.status).toBe(200);
+    // Hide the row only (the bytes stay): an answer now can only come from the cache.
+    const row = await t.deps.db.selectFrom('files').selectAll().where('actual_name', '=', name).executeTakeFirstOrThrow();
+    await t.deps.db.deleteFrom('files').where('id', '=', row.id).execute();
+    const again = await get(name);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('etag')).toBe(first.headers.get('etag'));
+    expect(again.headers.get('content-disposition')).toBe(first.headers.get('content-disposition'));
+    expect(again.headers.get('content-length')).toBe('3000');
+    expect((await get(name, { 'if-none-match': first.headers.get('etag') ?? '' })).status).toBe(304);
+  });
+
+  it('answers 404 at once for a cached file deleted through the API or by another process', async () => {
+    t = await createHttpTestApp(dialect);
+    const a = await upload();
+    const b = await upload();
+    for (const f of [a, b]) {
+      expect((await get(f.name)).status).toBe(200);
+      expect((await get(f.name, {}, 'HEAD')).status).toBe(200);
+    }
+    const etagB = (await get(b.name, {}, 'HEAD')).headers.get('etag') ?? '';
+
+    expect((await t.call('/api/v1/files/delete', { filePath: a.name }, { token: a.user.token })).status).toBe(200);
+    expect((await get(a.name)).status).toBe(404);
+    expect((await get(a.name, {}, 'HEAD')).status).toBe(404);
+    expect((await get(a.name, { range: 'bytes=0-9' })).status).toBe(404);
+
+    // Another process deletes the row and then the bytes, as files.service does: this process
+    // was never told, and must still not answer from memory.
+    const row = await t.deps.db.selectFrom('files').selectAll().where('actual_name', '=', b.name).executeTakeFirstOrThrow();
+    await t.deps.db.deleteFrom('files').where('id', '=', row.id).execute();
+    await t.deps.storage.delete(row.storage_key);
+    expect((await get(b.name, { 'if-none-match': etagB })).status).toBe(404);
+    expect((await get(b.name, {}, 'HEAD')).status).toBe(404);
+    expect((await get(b.name)).status).toBe(404);
+  });
+});
+
+describe('FileMetaCache', () => {
+  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {} });
+
+  it('keeps at most its capacity, dropping the least recently used first', () => {
+    const cache = new FileMetaCache(2);
+    cache.set('a', meta('a'));
+    cache.set('b', meta('b'));
+    cache.get('a');
+    cache.set('c', meta('c'));
+    expect(cache.size).toBe(2);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')?.storageKey).toBe('a');
+    expect(cache.get('c')?.storageKey).toBe('c');
+  });
+
+  it('forgets an entry after its lifetime', () => {
+    let now = 0;
+    const cache = new FileMetaCache(10, 1000, () => now);
+    cache.set('a', meta('a'));
+    now = 999;
+    expect(cache.get('a')).toBeDefined();
+    now = 2000;
+    expect(cache.get('a')).toBeUndefined();
+  });
+});
+
+describe.each(DIALECTS)('small files on %s', (dialect) => {
+  let t: HttpTestApp;
+  afterEach(async () => t?.close());
+
+  it('answers a small file from memory after its first read, ranges included, until it is deleted', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const data = randomBytes(4096);
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'small.bin' }, file: { data } });
+    const name = (res.body.file as { actual_name: string }).actual_name;
+    const bytes = async (headers: Record<string, string> = {}) => Buffer.from(await (await fetch(`${t.filesUrl}/${name}`, { headers })).arrayBuffer());
+    expect((await bytes()).equals(data)).toBe(true);
+    // Rewrite the stored object behind the server's back: what comes back now is what it kept.
+    const row = await t.deps.db.selectFrom('files').select('storage_key').where('actual_name', '=', name).executeTakeFirstOrThrow();
+    const stored = path.join(t.dataDir, 'storage', 'files', row.storage_key.slice(0, 2), row.storage_key);
+    fs.writeFileSync(stored, Buffer.alloc(4096, 0));
+    expect((await bytes()).equals(data)).toBe(true);
+    expect((await bytes({ range: 'bytes=100-199' })).equals(data.subarray(100, 200))).toBe(true);
+    fs.rmSync(stored);
+    expect((await fetch(`${t.filesUrl}/${name}`)).status).toBe(404);
+  });
+});
+
+describe('FileMetaCache bodies', () => {
+  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {} });
+
+  it('keeps bodies only within its byte budget and frees them with their entry', () => {
+    const cache = new FileMetaCache(10, 60_000, Date.now, 100);
+    cache.set('a', meta('a'));
+    cache.set('b', meta('b'));
+    cache.keepBody('a', Buffer.alloc(60));
+    cache.keepBody('b', Buffer.alloc(60));
+    expect(cache.get('a')?.body?.length).toBe(60);
+    expect(cache.get('b')?.body).toBeUndefined();
+    cache.delete('a');
+    expect(cache.keptBodyBytes).toBe(0);
+    cache.keepBody('b', Buffer.alloc(60));
+    expect(cache.keptBodyBytes).toBe(60);
+  });
+});

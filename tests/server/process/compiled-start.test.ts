@@ -1,0 +1,83 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../helpers/free-port.ts';
+import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { SERVER_ENTRY, buildServer, serverBuildIsStale } from '../../../scripts/server-build.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+
+/** Issue 9, a lean process: `npm start` runs the server compiled to JavaScript, rebuilt when stale. */
+describe('the compiled server', () => {
+  const cleanup: (() => Promise<void> | void)[] = [];
+  afterAll(async () => {
+    for (const f of cleanup.reverse()) await f();
+  });
+
+  it('is rebuilt when missing or older than a server or contract source', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-server-build-'));
+    cleanup.push(() => fs.rmSync(root, { recursive: true, force: true }));
+    const touch = (rel: string, secondsAgo: number) => {
+      const file = path.join(root, rel);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      if (!fs.existsSync(file)) fs.writeFileSync(file, 'x');
+      const when = new Date(Date.now() - secondsAgo * 1000);
+      fs.utimesSync(file, when, when);
+    };
+    touch('server/main.ts', 300);
+    touch('contract/files.ts', 300);
+    expect(serverBuildIsStale(root)).toBe(true);
+    touch(SERVER_ENTRY, 60);
+    expect(serverBuildIsStale(root)).toBe(false);
+    touch('server/modules/files/files.repository.ts', 5);
+    expect(serverBuildIsStale(root)).toBe(true);
+    touch(SERVER_ENTRY, 1);
+    touch('contract/files.ts', 0);
+    expect(serverBuildIsStale(root)).toBe(true);
+  });
+
+  it('starts from the compiled entry without tsx and serves the API, the files host and the site', async () => {
+    const outDir = fs.mkdtempSync(path.join(ROOT, 'dist-server-test-'));
+    cleanup.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
+    const entry = await buildServer(ROOT, outDir);
+    expect(serverBuildIsStale(ROOT, outDir)).toBe(false);
+
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-compiled-'));
+    cleanup.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+    const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
+    const server: ServerProcess = spawnServer(
+      {
+        ...process.env,
+        NODE_OPTIONS: '',
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        SITE_PORT: String(ports.site),
+        API_PORT: String(ports.api),
+        FILES_PORT: String(ports.files),
+        ADMIN_USERNAME: 'boss',
+        ADMIN_PASSWORD: 'boss-password',
+        LOG_LEVEL: 'warn',
+      },
+      { compiled: entry },
+    );
+    cleanup.push(() => server.stop());
+    const origin = (port: number) => `http://127.0.0.1:${port}`;
+    await waitForHealth(server, [origin(ports.site), origin(ports.api), origin(ports.files)], 30_000);
+
+    const cmdline = fs.readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0');
+    expect(cmdline).toContain(entry);
+    expect(cmdline.join(' ')).not.toMatch(/tsx/);
+
+    const login = await fetch(`${origin(ports.api)}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'boss', password: 'boss-password' }),
+    });
+    expect(login.status).toBe(200);
+    const config = (await (await fetch(`${origin(ports.site)}/config.json`)).json()) as Record<string, unknown>;
+    expect(config.apiUrl).toBeTypeOf('string');
+    const missing = await fetch(`${origin(ports.files)}/abcdefghij.png`);
+    expect(missing.status).toBe(404);
+  });
+});
