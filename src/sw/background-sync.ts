@@ -1,10 +1,10 @@
-import { UploadStore } from '../lib/upload-store/upload-store.ts';
-import { broadcastChannel, globalNetwork } from '../workers/queue/environment.ts';
-import { fetchTransport } from '../workers/queue/transport.ts';
-import { UploadQueue } from '../workers/queue/upload-queue.ts';
+import { UploadStore } from '../upload/store/upload-store.ts';
+import { broadcastChannel, globalNetwork } from '../upload/queue/environment.ts';
+import { fetchTransport } from '../upload/queue/transport.ts';
+import { UploadQueue } from '../upload/queue/upload-queue.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
-import { finishedNotice, newlyFinished } from '../lib/finished-notice.ts';
-import type { UploadItem } from '../lib/uploader.ts';
+import { finishedNotice, newlyFinished } from '../upload/finished-notice.ts';
+import type { UploadItem } from '../upload/uploader.ts';
 
 export const SYNC_TAG = 'stash-upload-queue';
 export const WAKE_MESSAGE = 'stash-wake-uploads';

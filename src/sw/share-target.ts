@@ -1,5 +1,5 @@
-import { UploadStore } from '../lib/upload-store/upload-store.ts';
-import { newUploadRecord, writeFileChunks } from '../lib/upload-store/write-chunks.ts';
+import { UploadStore } from '../upload/store/upload-store.ts';
+import { newUploadRecord, writeFileChunks } from '../upload/store/write-chunks.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 
 /** The manifest's share_target action (public/manifest.webmanifest). */

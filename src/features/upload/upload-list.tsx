@@ -2,7 +2,7 @@ import { CopyLink } from '../../components/copy-link.tsx';
 import { shareLink } from '../../lib/clipboard.ts';
 import { formatBytes } from '../../lib/format.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
-import type { UploadItem, UploadState, Uploader } from '../../lib/uploader.ts';
+import type { UploadItem, UploadState, Uploader } from '../../upload/uploader.ts';
 import { percentOf } from './use-uploads.ts';
 
 const STATE_TEXT: Record<UploadState, string> = {

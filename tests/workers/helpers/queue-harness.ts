@@ -5,11 +5,11 @@ import 'fake-indexeddb/auto';
 import { buildApi } from '../../../server/app.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/test-app.ts';
 import type { Dialect } from '../../../server/db/index.ts';
-import { UploadStore } from '../../../src/lib/upload-store/upload-store.ts';
-import type { UploadItem, UploadState } from '../../../src/lib/uploader.ts';
-import { fetchTransport } from '../../../src/workers/queue/transport.ts';
-import { UploadQueue, type QueueDeps } from '../../../src/workers/queue/upload-queue.ts';
-import type { ChangeChannel, LockManagerLike } from '../../../src/workers/queue/environment.ts';
+import { UploadStore } from '../../../src/upload/store/upload-store.ts';
+import type { UploadItem, UploadState } from '../../../src/upload/uploader.ts';
+import { fetchTransport } from '../../../src/upload/queue/transport.ts';
+import { UploadQueue, type QueueDeps } from '../../../src/upload/queue/upload-queue.ts';
+import type { ChangeChannel, LockManagerLike } from '../../../src/upload/queue/environment.ts';
 import { createChannelHub, createLocks, createNetwork } from './fakes.ts';
 import { UploadProxy } from './upload-proxy.ts';
 

@@ -1,10 +1,10 @@
 import * as Comlink from 'comlink';
-import type { UploadItem } from '../lib/uploader.ts';
-import type { UploadWorkerApi, WorkerInit } from '../lib/upload-store/worker-api.ts';
-import { UploadStore } from '../lib/upload-store/upload-store.ts';
-import { broadcastChannel, globalNetwork } from './queue/environment.ts';
-import { xhrTransport } from './queue/transport.ts';
-import { UploadQueue, type QueueAuth } from './queue/upload-queue.ts';
+import type { UploadItem } from '../uploader.ts';
+import type { UploadWorkerApi, WorkerInit } from '../worker-api.ts';
+import { UploadStore } from '../store/upload-store.ts';
+import { broadcastChannel, globalNetwork } from '../queue/environment.ts';
+import { xhrTransport } from '../queue/transport.ts';
+import { UploadQueue, type QueueAuth } from '../queue/upload-queue.ts';
 
 declare const self: DedicatedWorkerGlobalScope;
 

@@ -1,5 +1,5 @@
-import type { UploadStore } from '../../lib/upload-store/upload-store.ts';
-import { sha256Hex } from '../../lib/upload-store/write-chunks.ts';
+import type { UploadStore } from '../store/upload-store.ts';
+import { sha256Hex } from '../store/write-chunks.ts';
 import type { LockManagerLike } from './environment.ts';
 
 export interface ChunkBytes {

@@ -1,4 +1,4 @@
-import type { UploadItem } from '../uploader.ts';
+import type { UploadItem } from './uploader.ts';
 
 export interface WorkerInit {
   apiUrl: string;

@@ -1,9 +1,9 @@
-import type { filesUploadCancel, UploadChunkResponse, UploadDoneResponse } from '../../contract/files.ts';
-import { UPLOAD_FIELDS, filesUpload } from '../../contract/files.ts';
-import { call, errorMessage, postForm, toApiError } from './api-client.ts';
-import { getRuntimeConfig } from './runtime-config.ts';
-import { getToken } from './token.ts';
-import type { UploadItem, Uploader } from './uploader.ts';
+import type { filesUploadCancel, UploadChunkResponse, UploadDoneResponse } from '../../../contract/files.ts';
+import { UPLOAD_FIELDS, filesUpload } from '../../../contract/files.ts';
+import { call, errorMessage, postForm, toApiError } from '../../lib/api-client.ts';
+import { getRuntimeConfig } from '../../lib/runtime-config.ts';
+import { getToken } from '../../lib/token.ts';
+import type { UploadItem, Uploader } from '../uploader.ts';
 
 /** Spec §8: the message when an upload fails and the server gave no words of its own. */
 export const MSG_UPLOAD_FAILED = 'Error uploading file';

@@ -1,7 +1,7 @@
-import type { UploadItem } from '../../lib/uploader.ts';
-import type { UploadStore } from '../../lib/upload-store/upload-store.ts';
-import type { UploadRecord } from '../../lib/upload-store/schema.ts';
-import { newUploadRecord, writeFileChunks } from '../../lib/upload-store/write-chunks.ts';
+import type { UploadItem } from '../uploader.ts';
+import type { UploadStore } from '../store/upload-store.ts';
+import type { UploadRecord } from '../store/schema.ts';
+import { newUploadRecord, writeFileChunks } from '../store/write-chunks.ts';
 import { UPLOAD_FIELDS } from '../../../contract/files.ts';
 import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
 import { classifyAnswer } from './classify.ts';

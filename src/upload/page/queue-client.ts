@@ -1,10 +1,10 @@
 import * as Comlink from 'comlink';
-import type { UploadWorkerApi } from './upload-store/worker-api.ts';
-import type { UploadItem, Uploader } from './uploader.ts';
-import { getRuntimeConfig } from './runtime-config.ts';
-import { getToken } from './token.ts';
-import { notifyError } from './notify.ts';
-import { finishedNotice, newlyFinished } from './finished-notice.ts';
+import type { UploadWorkerApi } from '../worker-api.ts';
+import type { UploadItem, Uploader } from '../uploader.ts';
+import { getRuntimeConfig } from '../../lib/runtime-config.ts';
+import { getToken } from '../../lib/token.ts';
+import { notifyError } from '../../lib/notify.ts';
+import { finishedNotice, newlyFinished } from '../finished-notice.ts';
 
 /** Issue 5: said once per batch that has to stay in memory. */
 export const NOT_PERSISTENT_MESSAGE = 'Storage is short: this upload will not survive a reload. Keep this page open until it finishes.';
@@ -185,5 +185,5 @@ async function registerSync(): Promise<void> {
 }
 
 export function createUploadQueueClient(fallback: () => Uploader): UploadQueueClient {
-  return new UploadQueueClient(() => new Worker(new URL('../workers/upload.worker.ts', import.meta.url), { type: 'module', name: 'stash-uploads' }), fallback);
+  return new UploadQueueClient(() => new Worker(new URL('../worker/upload.worker.ts', import.meta.url), { type: 'module', name: 'stash-uploads' }), fallback);
 }
