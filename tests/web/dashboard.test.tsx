@@ -34,6 +34,9 @@ class FakeUploader implements Uploader {
   cancel = vi.fn(async () => {});
   retry = vi.fn(async () => {});
   clearFinished = vi.fn(async () => {});
+  undoCancel = vi.fn(async () => {});
+  chooseAgain = vi.fn(async () => {});
+  signOut = vi.fn(async () => {});
 }
 
 const item = (over: Partial<UploadItem>): UploadItem => ({
