@@ -143,7 +143,7 @@ describe.each(DIALECTS)('upload queue ownership and order on %s', (dialect) => {
       return item.ackedBytes + (item.sentBytes ?? 0);
     };
     // fetch reports no upload progress in Node: stand in for the browser's progress events.
-    (queue as unknown as { reportSent(id: string, sent: number): void }).reportSent(queued!.id, 30_000);
+    (queue as unknown as { progress: { sent(id: string, sent: number): void } }).progress.sent(queued!.id, 30_000);
     const before = await shown();
     expect(before).toBeGreaterThanOrEqual(30_000);
     h.network.set(false);

@@ -58,7 +58,7 @@ export function LogoutPage() {
         Sign out
       </h1>
       <p>
-        You have {uploads} not finished. Keep them on this device for your next sign-in, or discard them? Nobody else who signs in here will see
+        You have {uploads} not finished. Keep {pending === 1 ? 'it' : 'them'} on this device for your next sign-in, or discard them? Nobody else who signs in here will see
         or send them.
       </p>
       <div className="row">

@@ -23,7 +23,7 @@ const STATE_TEXT: Record<ShownState, string> = {
 
 function stateText(item: UploadItem): string {
   // Issue 11 item 2: while the copy into browser storage runs, say how much of it is saved.
-  if (item.state === 'preparing') return `Preparing · ${formatBytes(item.savedBytes ?? 0)} of ${formatBytes(item.size)} saved on this device`;
+  if (item.state === 'preparing') return `Preparing: ${formatBytes(item.savedBytes ?? 0)} saved on this device`;
   return STATE_TEXT[item.state];
 }
 

@@ -12,19 +12,20 @@ export async function tokenHash(token: string): Promise<string> {
  * under the token's hash (never the token), so an offline start still knows. Until the server
  * has answered once, the owner is `token:<hash>`, which only that token matches.
  */
-export async function ownerOf(token: string, apiUrl: string, store: UploadStore | null, transport: Transport): Promise<{ owner: string; known: boolean }> {
+export async function ownerOf(token: string, apiUrl: string, store: UploadStore | null, transport: Transport): Promise<{ owner: string; known: boolean; provisional: string }> {
   const hash = await tokenHash(token);
+  const provisional = TOKEN_OWNER_PREFIX + hash;
   const cached = await store?.getOwner(hash).catch(() => undefined);
-  if (cached) return { owner: cached, known: true };
+  if (cached) return { owner: cached, known: true, provisional };
   try {
     const answer = await transport.postJson(`${apiUrl}/api/v1/auth/data`, { token }, AbortSignal.timeout(15_000));
     const user = (answer.body as { user?: { _id?: unknown } } | null)?.user;
     if (answer.status === 200 && typeof user?._id === 'string') {
       await store?.setOwner(hash, user._id).catch(() => undefined);
-      return { owner: user._id, known: true };
+      return { owner: user._id, known: true, provisional };
     }
   } catch {
     // offline: the hash stands in until the server can say
   }
-  return { owner: TOKEN_OWNER_PREFIX + hash, known: false };
+  return { owner: provisional, known: false, provisional };
 }

@@ -3,13 +3,16 @@ import type { UploadStore } from '../store/upload-store.ts';
 import type { UploadRecord } from '../store/schema.ts';
 import { newUploadRecord } from '../store/write-chunks.ts';
 import { fingerprintOf, sameFile } from '../store/fingerprint.ts';
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from './backoff.ts';
-import { CopyInterrupted, fileSource, sendLockName, SourceLost, storeSource, writerAlive, type ChunkSource } from './chunk-source.ts';
+import type { BackoffOptions } from './backoff.ts';
+import { sendLockName, storeSource, writerAlive, type ChunkSource } from './chunk-source.ts';
 import type { ChangeChannel, LockManagerLike, NetworkSignal, StorageEstimator } from './environment.ts';
 import { LocalCopy } from './local-copy.ts';
 import { ownedBy, type QueueAuth } from './owner.ts';
+import { ProgressView } from './progress.ts';
+import { RecordBook } from './record-book.ts';
 import { CANCEL_UNDO_MS, isSendable, toItem } from './records.ts';
-import { RetryLater, sendUpload, SignedOut, Stop } from './sender.ts';
+import { runUpload, type RunDeps } from './run-upload.ts';
+import { hasRoomFor } from './storage-room.ts';
 import type { Transport } from './transport.ts';
 import { Wakeups } from './wakeups.ts';
 
@@ -44,12 +47,6 @@ export const PARALLEL_UPLOADS = 3;
 
 const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
 
-interface MemoryUpload {
-  record: UploadRecord;
-  file: Blob;
-  source: ChunkSource;
-}
-
 interface Job {
   record: UploadRecord;
   source: ChunkSource;
@@ -59,33 +56,40 @@ interface Job {
  * The upload queue (issues 5 and 11): persisted uploads are copied into IndexedDB and sent by
  * whichever context holds SENDER_LOCK; when storage is short they are sent straight from the
  * File by the page that has it. Up to three files go at once. Every upload belongs to the user
- * who queued it: only they see it and it is sent only with their token.
+ * who queued it: only they see it and it is sent only with their token. This class holds the
+ * public operations and the scheduling; one upload's attempts are run-upload.ts, one attempt
+ * is sender.ts, the local copy is local-copy.ts.
  */
 export class UploadQueue {
-  private readonly memory = new Map<string, MemoryUpload>();
+  private readonly book: RecordBook;
   private readonly active = new Map<string, AbortController>();
   /** Uploads being sent by this context (stored and in-memory together share the limit). */
   private readonly running = new Set<string>();
-  /** Bytes of the chunk in flight sent but not yet acknowledged (shown, never counted as done). */
-  private readonly inFlight = new Map<string, number>();
-  /** The most ever shown per upload, so the bar never moves backwards (issue 11 item 4). */
-  private readonly shown = new Map<string, number>();
+  private readonly progress: ProgressView;
   private readonly undoTimers = new Map<string, ReturnType<typeof setTimeout>>();
-  /** A token the server refused with 401: nothing is sent with it again. */
-  private refusedToken: string | null = null;
-  private lastProgressEmit = 0;
   private readonly listeners = new Set<(items: UploadItem[]) => void>();
   private readonly wakeups: Wakeups;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly closing = new AbortController();
   private readonly loops: Promise<void>[] = [];
   private readonly copy: LocalCopy | null;
+  private readonly runDeps: RunDeps;
 
   constructor(private readonly deps: QueueDeps) {
     this.wakeups = new Wakeups(deps.pollMs ?? 2000);
+    this.book = new RecordBook(deps.store, () => this.changed(true));
+    this.progress = new ProgressView(() => void this.emit());
     this.copy = deps.store
-      ? new LocalCopy({ store: deps.store, locks: deps.locks, changed: () => this.changed(true), keepInMemory: (r, f) => this.keepInMemory(r, f) })
+      ? new LocalCopy({ store: deps.store, locks: deps.locks, changed: () => this.changed(true), keepInMemory: (r, f) => this.book.keepInMemory(r, f) })
       : null;
+    this.runDeps = {
+      ...deps,
+      book: this.book,
+      wakeups: this.wakeups,
+      progress: this.progress,
+      refused: { token: null },
+      acknowledged: (id, bytes, url) => this.acknowledged(id, bytes, url),
+    };
   }
 
   /** Starts sending: resumes whatever the store holds (after a reload, a restart, a share). */
@@ -110,7 +114,7 @@ export class UploadQueue {
           }),
       );
     }
-    this.loops.push(this.sendLoop(async () => this.nextInMemory()));
+    this.loops.push(this.sendLoop(() => this.nextInMemory()));
     void this.emit();
   }
 
@@ -133,9 +137,7 @@ export class UploadQueue {
   /** The signed-in user's uploads only (issue 11 item 1); nobody signed in sees none. */
   async list(): Promise<UploadItem[]> {
     const auth = await this.deps.auth();
-    const stored = this.deps.store ? await this.deps.store.list() : [];
-    const records = [...stored.map((r) => ({ r, persistent: true })), ...[...this.memory.values()].map((m) => ({ r: m.record, persistent: false }))];
-    const items = records.filter(({ r }) => ownedBy(r, auth)).map(({ r, persistent }) => this.withProgress(toItem(r, persistent)));
+    const items = (await this.book.all()).filter(({ record }) => ownedBy(record, auth)).map(({ record, persistent }) => this.progress.apply(toItem(record, persistent)));
     return items.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   }
 
@@ -154,11 +156,12 @@ export class UploadQueue {
       if (resumed) queued.push(toItem(resumed, true));
       else fresh.push(file);
     }
-    const total = fresh.reduce((sum, f) => sum + f.size, 0);
-    const persistent = this.copy !== null && (await this.hasRoomFor(total));
+    const persistent = this.copy !== null && (await hasRoomFor(this.deps.storage, fresh.reduce((sum, f) => sum + f.size, 0)));
     for (const file of fresh) {
       const record: UploadRecord = { ...newUploadRecord(file, this.deps.chunkSize, 'page', auth.owner), ...(await fingerprintOf(file)) };
-      const kept = persistent ? await this.copy!.start(record, file) : (this.keepInMemory(record, file), false);
+      let kept = false;
+      if (persistent) kept = await this.copy!.start(record, file);
+      else this.book.keepInMemory(record, file);
       queued.push(toItem(record, kept));
     }
     this.changed(true);
@@ -176,17 +179,17 @@ export class UploadQueue {
   }
 
   async pause(id: string): Promise<void> {
-    await this.setState(id, (r) => (isSendable(r) ? { ...r, state: 'paused' } : r));
+    await this.book.update(id, (r) => (isSendable(r) ? { ...r, state: 'paused' } : r));
     this.active.get(id)?.abort();
   }
 
   async resume(id: string): Promise<void> {
-    await this.setState(id, (r) => (r.state === 'paused' ? { ...r, state: 'waiting' } : r));
+    await this.book.update(id, (r) => (r.state === 'paused' ? { ...r, state: 'waiting' } : r));
     this.wake();
   }
 
   async retry(id: string): Promise<void> {
-    await this.setState(id, (r) => (r.state === 'failed' ? { ...r, state: 'waiting', error: undefined } : r));
+    await this.book.update(id, (r) => (r.state === 'failed' ? { ...r, state: 'waiting', error: undefined } : r));
     this.wake();
   }
 
@@ -196,7 +199,7 @@ export class UploadQueue {
    */
   async cancel(id: string): Promise<void> {
     const cancelledAt = Date.now();
-    await this.setState(id, (r) => (r.state === 'cancelled' || r.state === 'done' ? r : { ...r, state: 'cancelled', beforeCancel: r.state, cancelledAt }));
+    await this.book.update(id, (r) => (r.state === 'cancelled' || r.state === 'done' ? r : { ...r, state: 'cancelled', beforeCancel: r.state, cancelledAt }));
     this.active.get(id)?.abort();
     this.scheduleRemoval(id, this.deps.undoMs ?? CANCEL_UNDO_MS);
   }
@@ -204,11 +207,10 @@ export class UploadQueue {
   async undoCancel(id: string): Promise<void> {
     clearTimeout(this.undoTimers.get(id));
     this.undoTimers.delete(id);
-    await this.setState(id, (r) => {
+    await this.book.update(id, (r) => {
       if (r.state !== 'cancelled') return r;
       const { beforeCancel, cancelledAt: _at, ...rest } = r;
-      const state = beforeCancel === 'uploading' || beforeCancel === 'offline' ? 'waiting' : (beforeCancel ?? 'waiting');
-      return { ...rest, state };
+      return { ...rest, state: beforeCancel === 'uploading' || beforeCancel === 'offline' || !beforeCancel ? 'waiting' : beforeCancel };
     });
     this.wake();
   }
@@ -226,8 +228,7 @@ export class UploadQueue {
 
   async clearFinished(): Promise<void> {
     const auth = await this.deps.auth();
-    for (const [id, m] of this.memory) if (m.record.state === 'done' && ownedBy(m.record, auth)) this.memory.delete(id);
-    if (this.deps.store) for (const r of await this.deps.store.list()) if (r.state === 'done' && ownedBy(r, auth)) await this.deps.store.remove(r.id);
+    for (const { record } of await this.book.all()) if (record.state === 'done' && ownedBy(record, auth)) await this.book.remove(record.id);
     this.changed(true);
   }
 
@@ -236,8 +237,7 @@ export class UploadQueue {
    * existed (none), now belong to the user the server named.
    */
   async adoptOwner(from: string | undefined, to: string): Promise<void> {
-    for (const m of this.memory.values()) if (m.record.owner === from) m.record = { ...m.record, owner: to };
-    if (this.deps.store) for (const r of await this.deps.store.list()) if (r.owner === from) await this.deps.store.update(r.id, (x) => (x.owner === from ? { ...x, owner: to } : x));
+    for (const { record } of await this.book.all()) if (record.owner === from) await this.book.update(record.id, (x) => (x.owner === from ? { ...x, owner: to } : x));
     this.changed(true);
   }
 
@@ -247,46 +247,28 @@ export class UploadQueue {
     void this.abortForeign();
   }
 
-  private withProgress(item: UploadItem): UploadItem {
-    if (item.state === 'done') {
-      this.shown.delete(item.id);
-      return item;
-    }
-    const bytes = Math.max(this.shown.get(item.id) ?? 0, item.ackedBytes + (this.inFlight.get(item.id) ?? 0));
-    this.shown.set(item.id, bytes);
-    return bytes > item.ackedBytes ? { ...item, sentBytes: bytes - item.ackedBytes } : item;
-  }
-
   private scheduleRemoval(id: string, ms: number): void {
     clearTimeout(this.undoTimers.get(id));
-    this.undoTimers.set(
-      id,
-      setTimeout(() => {
-        this.undoTimers.delete(id);
-        void this.deps.auth().then((auth) => this.dropIfCancelled(id, auth));
-      }, ms),
-    );
+    const timer = setTimeout(async () => {
+      this.undoTimers.delete(id);
+      if ((await this.book.get(id))?.state === 'cancelled') await this.dropNow(id, await this.deps.auth());
+    }, ms);
+    this.undoTimers.set(id, timer);
   }
 
   /** A cancel left in the store by a closed page is carried out by whoever starts next. */
   private async expireCancelled(): Promise<void> {
-    const now = Date.now();
-    for (const r of (await this.deps.store?.list()) ?? []) {
-      if (r.state === 'cancelled') this.scheduleRemoval(r.id, Math.max(0, (r.cancelledAt ?? 0) + (this.deps.undoMs ?? CANCEL_UNDO_MS) - now));
+    const undoMs = this.deps.undoMs ?? CANCEL_UNDO_MS;
+    for (const { record } of await this.book.all()) {
+      if (record.state === 'cancelled') this.scheduleRemoval(record.id, Math.max(0, (record.cancelledAt ?? 0) + undoMs - Date.now()));
     }
   }
 
-  private async dropIfCancelled(id: string, auth: QueueAuth): Promise<void> {
-    const record = await this.getRecord(id);
-    if (record?.state === 'cancelled') await this.dropNow(id, auth);
-  }
-
   private async dropNow(id: string, auth: QueueAuth): Promise<void> {
-    const record = await this.getRecord(id);
+    const record = await this.book.get(id);
     this.active.get(id)?.abort();
-    if (!this.memory.delete(id)) await this.deps.store?.remove(id);
-    this.shown.delete(id);
-    this.changed(true);
+    await this.book.remove(id);
+    this.progress.forget(id);
     // Design §7: the server drops what it kept; only its owner may ask, and failing here is
     // harmless (it expires in 24 h).
     if (!record || !ownedBy(record, auth) || !auth.token) return;
@@ -315,26 +297,6 @@ export class UploadQueue {
     }
   }
 
-  private async hasRoomFor(bytes: number): Promise<boolean> {
-    const storage = this.deps.storage;
-    if (!storage) return true;
-    try {
-      // Ask to be kept under storage pressure; the answer does not change what we do.
-      await storage.persist().catch(() => false);
-      const estimate = await storage.estimate();
-      if (!estimate || estimate.quota === undefined) return true;
-      const free = estimate.quota - (estimate.usage ?? 0);
-      // Room for the bytes plus a margin for IndexedDB's own overhead.
-      return free >= bytes * 1.1 + 10 * 1024 * 1024;
-    } catch {
-      return true;
-    }
-  }
-
-  private keepInMemory(record: UploadRecord, file: Blob): void {
-    this.memory.set(record.id, { record, file, source: fileSource(file, record.chunkSize) });
-  }
-
   /** The signed-in user's next stored upload nobody here is sending; interrupted copies are left alone. */
   private async nextStored(): Promise<Job | null> {
     const store = this.deps.store!;
@@ -354,7 +316,7 @@ export class UploadQueue {
 
   private async nextInMemory(): Promise<Job | null> {
     const auth = await this.deps.auth();
-    const m = [...this.memory.values()].find((u) => isSendable(u.record) && !this.running.has(u.record.id) && ownedBy(u.record, auth));
+    const m = [...this.book.memory.values()].find((u) => isSendable(u.record) && !this.running.has(u.record.id) && ownedBy(u.record, auth));
     return m ? { record: m.record, source: m.source } : null;
   }
 
@@ -382,116 +344,24 @@ export class UploadQueue {
     await Promise.allSettled([...mine]);
   }
 
-  /** One upload until it is done, failed, paused, cancelled, interrupted, handed over, no longer the signed-in user's, or the queue closes. */
   private async runLocked(id: string, source: ChunkSource): Promise<void> {
     const controller = new AbortController();
     const abortOnClose = () => controller.abort();
     this.closing.signal.addEventListener('abort', abortOnClose);
     this.active.set(id, controller);
-    let failures = 0;
-    let checksumFailures = 0;
     try {
-      while (!controller.signal.aborted) {
-        const record = await this.getRecord(id);
-        const auth = await this.deps.auth();
-        if (!record || !isSendable(record) || !ownedBy(record, auth)) return;
-        if (!this.deps.network.isOnline()) {
-          await this.setState(id, (r) => (isSendable(r) ? { ...r, state: 'offline' } : r));
-          await this.wakeups.change(controller.signal);
-          continue;
-        }
-        if (auth.token === this.refusedToken) {
-          // The token was refused (signed out elsewhere): wait for its owner to sign in again, never fail it.
-          if (record.state !== 'waiting') await this.setState(id, (r) => (isSendable(r) ? { ...r, state: 'waiting' } : r));
-          await this.wakeups.change(controller.signal);
-          continue;
-        }
-        if (record.state !== 'uploading') await this.setState(id, (r) => (isSendable(r) ? { ...r, state: 'uploading' } : r));
-        try {
-          await sendUpload({
-            transport: this.deps.transport,
-            apiUrl: auth.apiUrl,
-            token: auth.token!,
-            record,
-            source,
-            signal: controller.signal,
-            current: () => this.getRecord(id),
-            acknowledged: (bytes, url) => this.acknowledged(id, bytes, url),
-            onSent: (sent) => this.reportSent(id, sent),
-            onProgress: () => {
-              failures = 0;
-            },
-          });
-          return;
-        } catch (error) {
-          this.inFlight.delete(id);
-          if (controller.signal.aborted || isAbort(error)) return;
-          if (error instanceof SignedOut) {
-            this.refusedToken = auth.token;
-            continue;
-          }
-          if (error instanceof CopyInterrupted) {
-            await this.setState(id, (r) => (isSendable(r) ? { ...r, state: 'interrupted' } : r));
-            return;
-          }
-          if (error instanceof Stop || error instanceof SourceLost) {
-            await this.fail(id, error.message);
-            return;
-          }
-          const retry = error instanceof RetryLater ? error : new RetryLater('Network error');
-          if (retry.checksum && ++checksumFailures > (this.deps.maxChecksumRetries ?? 5)) {
-            await this.fail(id, retry.message);
-            return;
-          }
-          const online = this.deps.network.isOnline();
-          await this.setState(id, (r) => (isSendable(r) ? { ...r, state: online ? 'uploading' : 'offline' } : r));
-          if (!online) continue;
-          const delay = retry.retryAfterMs ?? backoffDelay(failures, this.deps.backoff ?? DEFAULT_BACKOFF, this.deps.random);
-          failures += 1;
-          await this.wakeups.sleep(delay, controller.signal);
-        }
-      }
+      await runUpload(id, source, controller.signal, this.runDeps);
     } finally {
-      this.inFlight.delete(id);
+      this.progress.settled(id);
       this.active.delete(id);
       this.closing.signal.removeEventListener('abort', abortOnClose);
     }
   }
 
   private async acknowledged(id: string, bytes: number, url?: string): Promise<void> {
-    this.inFlight.delete(id);
-    const updated = await this.setState(id, (r) => ({ ...r, ackedBytes: bytes, ...(url !== undefined ? { state: 'done', url } : {}) }));
-    if (url !== undefined && updated) this.deps.onFinished?.(toItem(updated, !this.memory.has(id)));
-  }
-
-  /** Upload progress events come many times a second; listeners hear at most ~4 per second. */
-  private reportSent(id: string, sent: number): void {
-    this.inFlight.set(id, sent);
-    const now = Date.now();
-    if (now - this.lastProgressEmit < 250) return;
-    this.lastProgressEmit = now;
-    void this.emit();
-  }
-
-  private async fail(id: string, message: string): Promise<void> {
-    await this.setState(id, (r) => (isSendable(r) ? { ...r, state: 'failed', error: message } : r));
-  }
-
-  private async getRecord(id: string): Promise<UploadRecord | undefined> {
-    return this.memory.get(id)?.record ?? (await this.deps.store?.get(id));
-  }
-
-  private async setState(id: string, change: (r: UploadRecord) => UploadRecord): Promise<UploadRecord | undefined> {
-    const m = this.memory.get(id);
-    let next: UploadRecord | undefined;
-    if (m) {
-      next = change(m.record);
-      m.record = next;
-    } else {
-      next = await this.deps.store?.update(id, change);
-    }
-    this.changed(true);
-    return next;
+    this.progress.settled(id);
+    const updated = await this.book.update(id, (r) => ({ ...r, ackedBytes: bytes, ...(url !== undefined ? { state: 'done', url } : {}) }));
+    if (url !== undefined && updated) this.deps.onFinished?.(toItem(updated, !this.book.isInMemory(id)));
   }
 
   /** Something changed here (broadcast = true) or elsewhere: refresh listeners, stop what was paused or removed. */
@@ -507,7 +377,7 @@ export class UploadQueue {
     if (this.active.size === 0) return;
     const auth = await this.deps.auth();
     for (const [id, controller] of this.active) {
-      const record = await this.getRecord(id);
+      const record = await this.book.get(id);
       // A detached upload is left to finish its request in flight (see LocalCopy.takeIntoMemory).
       if (!record || (!isSendable(record) && !record.detached) || !ownedBy(record, auth)) controller.abort();
     }

@@ -39,14 +39,14 @@ async function identify(token: string | null): Promise<void> {
     await saveAuth();
     return;
   }
-  const provisional = await ownerOf(token, auth.apiUrl, store, xhrTransport);
+  const who = await ownerOf(token, auth.apiUrl, store, xhrTransport);
   if (auth.token !== token) return; // signed out or switched meanwhile
-  const previous = auth.owner;
-  auth = { ...auth, owner: provisional.owner };
+  auth = { ...auth, owner: who.owner };
   await saveAuth();
-  if (!provisional.known) return;
-  if (previous?.startsWith(TOKEN_OWNER_PREFIX)) await queue?.adoptOwner(previous, provisional.owner);
-  await queue?.adoptOwner(undefined, provisional.owner);
+  if (!who.known) return;
+  // What was queued while only the token's hash was known is this user's.
+  await queue?.adoptOwner(who.provisional, who.owner);
+  await queue?.adoptOwner(undefined, who.owner);
 }
 
 async function setToken(token: string | null): Promise<void> {
