@@ -1,6 +1,7 @@
 /// <reference types="node" />
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../helpers/test-app.ts';
+import { tokenHash } from '../../src/upload/queue/account.ts';
 import { fetchTransport } from '../../src/upload/queue/transport.ts';
 import { fingerprintOf } from '../../src/upload/store/fingerprint.ts';
 import { newUploadRecord, sha256Hex } from '../../src/upload/store/write-chunks.ts';
@@ -54,6 +55,28 @@ describe.each(DIALECTS)('upload queue ownership and order on %s', (dialect) => {
     expect(done.state).toBe('done');
     expect(await filesOf(a.token)).toEqual(['from-a.txt']);
     expect(await filesOf(userB.token)).toEqual(['from-b.txt']);
+  });
+
+  it('an upload queued before the server named the user (offline start) becomes theirs once it does, and only theirs', async () => {
+    h = await createHarness(dialect);
+    const provisional = `token:${await tokenHash(h.user.token)}`;
+    h.signedIn = { token: h.user.token, owner: provisional };
+    const { queue } = await h.openTab();
+    h.network.set(false);
+    const [queued] = await queue.enqueue([textFile(900, 'early.txt')]);
+    expect((await queue.list()).map((i) => i.id)).toEqual([queued!.id]);
+    // The server named the user: what was queued under the token's hash is now the user's.
+    await queue.adoptOwner(provisional, h.user.id);
+    h.signedIn = { token: h.user.token, owner: h.user.id };
+    expect((await queue.list()).map((i) => i.id)).toEqual([queued!.id]);
+    // Another user's token hash never matches it.
+    const other = await h.t.createUser();
+    h.signedIn = { token: other.token, owner: `token:${await tokenHash(other.token)}` };
+    expect(await queue.list()).toEqual([]);
+    h.signedIn = { token: h.user.token, owner: h.user.id };
+    h.network.set(true);
+    expect((await waitForState(queue, queued!.id, ['done', 'failed'])).state).toBe('done');
+    expect(await filesOf(h.user.token)).toEqual(['early.txt']);
   });
 
   it('discards the signed-out user’s uploads when asked, here and on the server', async () => {
