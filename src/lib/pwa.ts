@@ -1,6 +1,6 @@
 import { Workbox } from 'workbox-window';
-import { getUploader } from './uploader-instance.ts';
-import { isActive, UploadQueueClient } from './upload-queue-client.ts';
+import { getUploader } from '../upload/page/instance.ts';
+import { isActive, UploadQueueClient } from '../upload/page/queue-client.ts';
 import { getToken } from './token.ts';
 import { notifyError } from './notify.ts';
 

@@ -1,10 +1,10 @@
-import { UploadStore } from '../lib/upload-store/upload-store.ts';
-import { broadcastChannel, globalNetwork } from '../workers/queue/environment.ts';
-import { fetchTransport } from '../workers/queue/transport.ts';
-import { UploadQueue } from '../workers/queue/upload-queue.ts';
+import { UploadStore } from '../upload/store/upload-store.ts';
+import { broadcastChannel, globalNetwork } from '../upload/queue/environment.ts';
+import { fetchTransport } from '../upload/queue/transport.ts';
+import { UploadQueue } from '../upload/queue/upload-queue.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
-import { finishedNotice, newlyFinished } from '../lib/finished-notice.ts';
-import type { UploadItem } from '../lib/uploader.ts';
+import { finishedNotice, newlyFinished } from '../upload/finished-notice.ts';
+import { isPending, type UploadItem } from '../upload/uploader.ts';
 
 export const SYNC_TAG = 'stash-upload-queue';
 export const WAKE_MESSAGE = 'stash-wake-uploads';
@@ -24,7 +24,7 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
   }
   const store = await UploadStore.open();
   const auth = await store.getAuth();
-  if (!auth?.token) {
+  if (!auth?.token || !auth.owner) {
     store.close();
     return;
   }
@@ -35,9 +35,10 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     locks: scope.navigator.locks,
     network: globalNetwork(scope),
     channel,
+    // Issue 11 item 1: only the signed-in user's uploads, with their token; signed out, none.
     auth: async () => {
       const latest = await store.getAuth();
-      return { apiUrl: latest?.apiUrl ?? auth.apiUrl, token: latest?.token ?? null };
+      return { apiUrl: latest?.apiUrl ?? auth.apiUrl, token: latest?.token ?? null, owner: latest?.token ? (latest.owner ?? null) : null };
     },
     chunkSize: auth.chunkSize || CHUNK_SIZE,
   });
@@ -51,7 +52,7 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     // No page is open to tell the user: the service worker announces what it finished.
     for (const item of newlyFinished(seen, items)) await announce(scope, item);
     seen = states(items);
-    pending = items.some((item) => item.state !== 'done' && item.state !== 'failed' && item.state !== 'paused');
+    pending = items.some((item) => isPending(item) && item.state !== 'paused' && item.state !== 'interrupted');
     if (!pending) break;
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }

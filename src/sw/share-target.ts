@@ -1,5 +1,6 @@
-import { UploadStore } from '../lib/upload-store/upload-store.ts';
-import { newUploadRecord, writeFileChunks } from '../lib/upload-store/write-chunks.ts';
+import { UploadStore } from '../upload/store/upload-store.ts';
+import { newUploadRecord, writeFileChunks } from '../upload/store/write-chunks.ts';
+import { fingerprintOf } from '../upload/store/fingerprint.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 
 /** The manifest's share_target action (public/manifest.webmanifest). */
@@ -20,9 +21,12 @@ export async function acceptShare(request: Request, notifyChanged: () => void): 
     const form = await request.formData();
     const files = form.getAll('file').filter((value): value is File => typeof value !== 'string');
     store = await UploadStore.open();
-    const chunkSize = (await store.getAuth())?.chunkSize ?? CHUNK_SIZE;
+    const auth = await store.getAuth();
+    const chunkSize = auth?.chunkSize ?? CHUNK_SIZE;
     for (const file of files) {
-      const record = newUploadRecord(file, chunkSize, 'share');
+      // Issue 11 item 1: a share belongs to whoever is signed in (signed out: to the next to sign in).
+      const owner = auth?.token ? (auth.owner ?? undefined) : undefined;
+      const record = { ...newUploadRecord(file, chunkSize, 'share', owner), ...(await fingerprintOf(file)) };
       // The lock tells a sender in a page that this copy is still being written (see storeSource).
       await navigator.locks.request(writeLock(record.id), async () => {
         await store!.put(record);

@@ -4,7 +4,7 @@ import { routeAppShell, routeRuntimeConfig } from './app-shell.ts';
 import { clearApiCache, isCachedRead, networkFirstRead } from './api-cache.ts';
 import { acceptShare, SHARE_TARGET_PATH } from './share-target.ts';
 import { resumeQueue, SYNC_TAG } from './background-sync.ts';
-import { broadcastChannel } from '../workers/queue/environment.ts';
+import { broadcastChannel } from '../upload/queue/environment.ts';
 
 declare const self: ServiceWorkerGlobalScope;
 

@@ -1,14 +1,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startStack, type Stack } from './harness.ts';
 import { USER_PASSWORD, uniqueName } from './fixtures.ts';
 import { registerViaApi } from './flows.ts';
+import { CountingProxy } from './counting-proxy.ts';
+import { fireBackgroundSync, waitForServiceWorker } from './service-worker.ts';
 
 /**
  * Issue 5 in real Chromium: installable, offline, share target, and a 170 MB upload that
@@ -16,188 +16,6 @@ import { registerViaApi } from './flows.ts';
  */
 
 const MiB = 1024 * 1024;
-
-/** One upload request as the proxy forwarded it to the API. */
-interface ForwardedUpload {
-  fields: Record<string, string>;
-  /** Bytes of the file part that reached the server. */
-  fileBytes: number;
-  cut: boolean;
-}
-
-/**
- * An HTTP forward proxy for one browser context (site, API, files host, service worker and
- * upload worker all go through it). It counts the chunk bytes every upload request delivers to
- * the server, can throttle them (so a test can act mid-chunk), cut one, and refuse everything.
- */
-class CountingProxy {
-  readonly uploads: ForwardedUpload[] = [];
-  /** What files/upload/status told the client the server holds of an unfinished chunk. */
-  readonly storedPartials: { chunkIndex: number; bytes: number }[] = [];
-  /** Bytes per second for upload bodies. */
-  uploadRate = Infinity;
-  down = false;
-  /** Connections to this host:port are refused (the API unreachable while the site is not). */
-  blockedHost: string | null = null;
-  /** Called as upload bytes pass; return 'cut' to drop this request there. */
-  onUploadBytes: (upload: ForwardedUpload) => 'cut' | void = () => undefined;
-  private settling = new Set<Promise<void>>();
-  /** Upload requests still arriving. */
-  private open = new Set<Promise<void>>();
-  private server = http.createServer((req, res) => this.handle(req, res));
-
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
-  totalFileBytes(): number {
-    return this.uploads.reduce((sum, u) => sum + u.fileBytes, 0);
-  }
-
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    if (this.down) {
-      req.socket.destroy();
-      return;
-    }
-    const target = new URL(req.url ?? '/');
-    if (this.blockedHost === target.host) {
-      req.socket.destroy();
-      return;
-    }
-    // A status request waits until every upload request still open is over and settled on the
-    // server. This proxy reads throttled bodies slowly, so the bytes a closing page had already
-    // handed to the network, and the close itself, reach it late; without this wait the test
-    // would ask the server about a chunk that is still arriving. (A real server sees them at
-    // once.) The status body is small and is forwarded as read.
-    let statusBody: Buffer | null = null;
-    if (target.pathname === '/api/v1/files/upload/status' && req.method === 'POST') {
-      const parts: Buffer[] = [];
-      for await (const part of req) parts.push(part as Buffer);
-      statusBody = Buffer.concat(parts);
-      await Promise.all([...this.open, ...this.settling]);
-    }
-    const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: target.pathname + target.search, headers: req.headers, agent: false });
-    upstream.on('error', () => req.socket.destroy());
-    upstream.on('response', (up) => {
-      if (res.headersSent || req.socket.destroyed) {
-        up.resume();
-        return;
-      }
-      if (statusBody) this.recordStatus(up);
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    if (statusBody) {
-      upstream.end(statusBody);
-      return;
-    }
-    if (target.pathname !== '/api/v1/files/upload' || req.method !== 'POST') {
-      req.pipe(upstream);
-      return;
-    }
-    this.forwardUpload(req, upstream);
-  }
-
-  private recordStatus(answer: http.IncomingMessage): void {
-    const parts: Buffer[] = [];
-    answer.on('data', (part: Buffer) => parts.push(part));
-    answer.on('end', () => {
-      try {
-        const body = JSON.parse(Buffer.concat(parts).toString()) as { partial?: { chunkIndex: number; bytes: number } | null };
-        if (body.partial) this.storedPartials.push(body.partial);
-      } catch {
-        // Not a status answer (a 5xx page from a server going down): nothing stored to record.
-      }
-    });
-  }
-
-  private forwardUpload(req: http.IncomingMessage, upstream: http.ClientRequest): void {
-    const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(req.headers['content-type'] ?? '');
-    const trailer = Buffer.byteLength(`\r\n--${boundary?.[1] ?? boundary?.[2] ?? ''}--\r\n`);
-    const upload: ForwardedUpload = { fields: {}, fileBytes: 0, cut: false };
-    this.uploads.push(upload);
-    let head = Buffer.alloc(0);
-    let fileStart = -1;
-    let forwarded = 0;
-    let finished = false;
-    const started = Date.now();
-
-    let settle: () => void = () => undefined;
-    const settled = new Promise<void>((resolve) => (settle = resolve));
-    let over: () => void = () => undefined;
-    const arriving = new Promise<void>((resolve) => (over = resolve));
-    this.open.add(arriving);
-    const closed = () => {
-      this.open.delete(arriving);
-      over();
-    };
-    upstream.once('response', closed);
-    upstream.once('close', closed);
-    const stop = () => {
-      if (finished) return;
-      finished = true;
-      upload.cut = true;
-      this.settling.add(settled);
-      // The server gets every forwarded byte, then the end of the body, and records what it kept.
-      setTimeout(() => upstream.socket?.end(), 300);
-      const done = () => {
-        // Let the server write down the partial chunk before anyone asks for the status.
-        setTimeout(() => {
-          this.settling.delete(settled);
-          settle();
-          req.socket.destroy();
-        }, 500);
-      };
-      upstream.once('response', done);
-      upstream.once('close', done);
-    };
-    req.on('close', () => {
-      if (!req.complete) stop();
-    });
-    req.on('data', (data: Buffer) => {
-      if (finished) return;
-      upstream.write(data);
-      forwarded += data.length;
-      if (fileStart < 0) {
-        head = Buffer.concat([head, data]);
-        const text = head.toString('latin1');
-        const header = /Content-Disposition: form-data; name="file"[^\r]*\r\n(?:[^\r]+\r\n)*\r\n/i.exec(text);
-        if (header) {
-          fileStart = header.index + header[0].length;
-          for (const m of text.slice(0, header.index).matchAll(/name="([^"]+)"\r\n\r\n([^\r]*)\r\n/g)) upload.fields[m[1]!] = m[2]!;
-        }
-      }
-      if (fileStart >= 0) upload.fileBytes = forwarded - fileStart;
-      if (this.onUploadBytes(upload) === 'cut') {
-        stop();
-        return;
-      }
-      if (Number.isFinite(this.uploadRate)) {
-        const due = started + (forwarded / this.uploadRate) * 1000;
-        const wait = due - Date.now();
-        if (wait > 5) {
-          req.pause();
-          setTimeout(() => req.resume(), wait);
-        }
-      }
-    });
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    req.on('end', () => {
-      // A body that ended short (the page went away) is a cut, not a finished request.
-      if (Number.isFinite(declared) && forwarded < declared) stop();
-      if (finished) return;
-      finished = true;
-      upload.fileBytes = Math.max(0, forwarded - fileStart - trailer);
-      upstream.end();
-    });
-  }
-}
 
 let stack: Stack;
 let username: string;
@@ -226,10 +44,6 @@ async function openSignedIn(proxy?: CountingProxy, proxyUrl?: string): Promise<{
   return { context, page };
 }
 
-/** The service worker controls the page (it claims clients on first install). */
-async function waitForServiceWorker(page: Page): Promise<void> {
-  await page.waitForFunction(() => navigator.serviceWorker?.controller !== null, undefined, { timeout: 30_000 });
-}
 
 async function listFiles(): Promise<{ original_name: string; url: string; size: number }[]> {
   const res = await stack.api<{ files?: { original_name: string; url: string; size: number }[] }>('/api/v1/files/uploaded', { token, page: 1, pageSize: 100 });
@@ -411,16 +225,7 @@ describe('the installable app', () => {
       await new Promise((r) => setTimeout(r, 1000));
       expect((await listFiles()).some((f) => f.original_name === name)).toBe(false);
 
-      const cdp = await context.newCDPSession(blank);
-      const registrations = new Promise<string>((resolve) => {
-        cdp.on('ServiceWorker.workerRegistrationUpdated', (event: { registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] }) => {
-          const ours = event.registrations.find((r) => r.scopeURL.startsWith(stack.siteUrl) && !r.isDeleted);
-          if (ours) resolve(ours.registrationId);
-        });
-      });
-      await cdp.send('ServiceWorker.enable');
-      const registrationId = await registrations;
-      await cdp.send('ServiceWorker.dispatchSyncEvent', { origin: stack.siteUrl, registrationId, tag: 'stash-upload-queue', lastChance: false });
+      await fireBackgroundSync(context, blank, stack.siteUrl);
       const listed = await waitForFile(name, 60_000);
       expect(await sha256OfUrl(listed.url)).toBe(crypto.createHash('sha256').update(bytes).digest('hex'));
 

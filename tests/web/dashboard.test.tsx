@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { setUploader } from '../../src/lib/uploader-instance.ts';
-import type { UploadItem, Uploader } from '../../src/lib/uploader.ts';
+import { setUploader } from '../../src/upload/page/instance.ts';
+import type { UploadItem, Uploader } from '../../src/upload/uploader.ts';
 import { routeCalls, serverError, type Handler } from './helpers/api-mock.ts';
 import { renderApp } from './helpers/render-app.tsx';
 
@@ -34,6 +34,9 @@ class FakeUploader implements Uploader {
   cancel = vi.fn(async () => {});
   retry = vi.fn(async () => {});
   clearFinished = vi.fn(async () => {});
+  undoCancel = vi.fn(async () => {});
+  chooseAgain = vi.fn(async () => {});
+  signOut = vi.fn(async () => {});
 }
 
 const item = (over: Partial<UploadItem>): UploadItem => ({

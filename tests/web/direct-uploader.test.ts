@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DirectUploader } from '../../src/lib/direct-uploader.ts';
+import { DirectUploader } from '../../src/upload/page/direct-uploader.ts';
 import { ApiError } from '../../src/lib/api-client.ts';
 import { setRuntimeConfig } from '../../src/lib/runtime-config.ts';
-import type { UploadItem } from '../../src/lib/uploader.ts';
+import type { UploadItem } from '../../src/upload/uploader.ts';
 
 afterEach(() => {
   localStorage.clear();

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { showUpdatePrompt, type UpdateTarget } from '../../src/lib/pwa.ts';
-import { newlyFinished } from '../../src/lib/finished-notice.ts';
-import { showFinishedNotification } from '../../src/lib/upload-queue-client.ts';
-import type { UploadItem } from '../../src/lib/uploader.ts';
+import { newlyFinished } from '../../src/upload/finished-notice.ts';
+import { showFinishedNotification } from '../../src/upload/page/queue-client.ts';
+import type { UploadItem } from '../../src/upload/uploader.ts';
 
 function item(id: string, state: UploadItem['state'], extra: Partial<UploadItem> = {}): UploadItem {
   return { id, name: `${id}.bin`, size: 10, type: 'application/octet-stream', state, ackedBytes: 0, persistent: true, createdAt: 0, ...extra };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/workers/queue/backoff.ts';
-import { classifyAnswer, parseRetryAfter } from '../../src/workers/queue/classify.ts';
-import { acknowledgedBytes, planResume } from '../../src/workers/queue/resume-plan.ts';
+import { backoffDelay } from '../../src/upload/queue/backoff.ts';
+import { classifyAnswer, parseRetryAfter } from '../../src/upload/queue/classify.ts';
+import { acknowledgedBytes, planResume } from '../../src/upload/queue/resume-plan.ts';
 
 const answer = (status: number, body: unknown, retryAfter: string | null = null) => ({ status, body, retryAfter });
 

@@ -49,7 +49,11 @@ export function UploadedPage() {
       setTotal(res.totalImages);
       setError('');
     } catch (err) {
-      setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+      if (!navigator.onLine) {
+        // Issue 11 item 5: offline with no saved copy of this list: say so, and load it when back.
+        setError('You are offline and this list has not been saved on this device yet. It will load by itself when you are back online.');
+        window.addEventListener('online', () => void load(), { once: true });
+      } else setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
     } finally {
       setLoading(false);
     }

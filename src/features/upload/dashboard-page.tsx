@@ -3,7 +3,7 @@ import { useSearchParams } from 'react-router-dom';
 import type { utilsFileSize } from '../../../contract/utils.ts';
 import { call } from '../../lib/api-client.ts';
 import { formatMaxFileSize } from '../../lib/format.ts';
-import { getUploader } from '../../lib/uploader-instance.ts';
+import { getUploader } from '../../upload/page/instance.ts';
 import { UploadList } from './upload-list.tsx';
 import { UrlUpload } from './url-upload.tsx';
 import { useUploads } from './use-uploads.ts';

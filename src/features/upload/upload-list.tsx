@@ -1,18 +1,55 @@
+import { useRef } from 'react';
 import { CopyLink } from '../../components/copy-link.tsx';
 import { shareLink } from '../../lib/clipboard.ts';
 import { formatBytes } from '../../lib/format.ts';
+import { notifyError } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
-import type { UploadItem, UploadState, Uploader } from '../../lib/uploader.ts';
+import type { ShownState, UploadItem, Uploader } from '../../upload/uploader.ts';
 import { percentOf } from './use-uploads.ts';
 
-const STATE_TEXT: Record<UploadState, string> = {
-  waiting: 'Waiting',
+const STATE_TEXT: Record<ShownState, string> = {
+  // Issue 11 item 3: up to three files move at once; the rest wait their turn.
+  waiting: 'Queued',
+  preparing: 'Preparing',
   uploading: 'Uploading',
   paused: 'Paused',
-  offline: 'Waiting for the connection',
+  // Issue 11 item 5: say what the app waits for instead of offering a Resume that cannot work.
+  offline: 'Offline: continues when the connection is back',
   failed: 'Failed',
   done: 'Done',
+  interrupted: 'Not fully saved before the app closed',
+  cancelled: 'Cancelled',
 };
+
+function stateText(item: UploadItem): string {
+  // Issue 11 item 2: while the copy into browser storage runs, say how much of it is saved.
+  if (item.state === 'preparing') return `Preparing: ${formatBytes(item.savedBytes ?? 0)} saved on this device`;
+  return STATE_TEXT[item.state];
+}
+
+/** Issue 11 item 2: an interrupted copy offers its file picker again. */
+function ChooseAgain({ item, uploader }: { item: UploadItem; uploader: Uploader }) {
+  const input = useRef<HTMLInputElement>(null);
+  return (
+    <>
+      <button type="button" className="btn btn-small btn-primary" onClick={() => input.current?.click()}>
+        Choose file again
+      </button>
+      <input
+        ref={input}
+        type="file"
+        className="visually-hidden"
+        tabIndex={-1}
+        aria-label={`Choose ${item.name} again`}
+        onChange={(e) => {
+          const file = e.target.files?.[0];
+          e.target.value = '';
+          if (file) uploader.chooseAgain(item.id, file).catch((err: unknown) => notifyError(err instanceof Error ? err.message : 'Error uploading file'));
+        }}
+      />
+    </>
+  );
+}
 
 /** One row per file: a progress bar (spec §4), and at 100 the link that copies on click. */
 export function UploadList({ items, uploader }: { items: UploadItem[]; uploader: Uploader }) {
@@ -32,38 +69,42 @@ export function UploadList({ items, uploader }: { items: UploadItem[]; uploader:
         {items.map((item) => {
           const pct = percentOf(item);
           const link = item.url ? shareLink(filesUrl || new URL(item.url).origin, item.url) : '';
+          const moving = item.state === 'uploading' || item.state === 'waiting' || item.state === 'preparing';
           return (
-            <li key={item.id} className="upload-item">
+            <li key={item.id} className="upload-item" data-state={item.state}>
               <div className="upload-item-head">
                 <span className="upload-name">{item.name}</span>
                 <span className="hint">
-                  {formatBytes(item.size)} · {STATE_TEXT[item.state]} · {pct}%
+                  {formatBytes(item.size)} · {stateText(item)} · {pct}%
                   {!item.persistent && item.state !== 'done' ? ' · lost if you leave this page' : ''}
                 </span>
               </div>
-              <div
-                className="progress"
-                role="progressbar"
-                aria-label={`Upload progress of ${item.name}`}
-                aria-valuemin={0}
-                aria-valuemax={100}
-                aria-valuenow={pct}
-              >
-                <div className="progress-bar" style={{ width: `${pct}%` }} />
-              </div>
+              {item.state !== 'cancelled' && (
+                <div
+                  className="progress"
+                  role="progressbar"
+                  aria-label={`Upload progress of ${item.name}`}
+                  aria-valuemin={0}
+                  aria-valuemax={100}
+                  aria-valuenow={pct}
+                >
+                  <div className="progress-bar" style={{ width: `${pct}%` }} />
+                </div>
+              )}
               {item.state === 'failed' && (
                 <p className="field-error" role="alert">
                   {item.error ?? 'Error uploading file'}
                 </p>
               )}
+              {item.state === 'interrupted' && <p className="hint">Choose the same file again to continue where the upload stopped.</p>}
               <div className="row upload-actions">
                 {item.state === 'done' && link && <CopyLink url={link} className="upload-link" />}
-                {(item.state === 'uploading' || item.state === 'waiting') && (
+                {moving && (
                   <button type="button" className="btn btn-small" onClick={() => void uploader.pause(item.id)}>
                     Pause
                   </button>
                 )}
-                {(item.state === 'paused' || item.state === 'offline') && (
+                {item.state === 'paused' && (
                   <button type="button" className="btn btn-small" onClick={() => void uploader.resume(item.id)}>
                     Resume
                   </button>
@@ -73,10 +114,17 @@ export function UploadList({ items, uploader }: { items: UploadItem[]; uploader:
                     Retry
                   </button>
                 )}
-                {item.state !== 'done' && (
-                  <button type="button" className="btn btn-small" onClick={() => void uploader.cancel(item.id)}>
-                    Cancel
+                {item.state === 'interrupted' && <ChooseAgain item={item} uploader={uploader} />}
+                {item.state === 'cancelled' ? (
+                  <button type="button" className="btn btn-small" onClick={() => void uploader.undoCancel(item.id)}>
+                    Undo
                   </button>
+                ) : (
+                  item.state !== 'done' && (
+                    <button type="button" className="btn btn-small" onClick={() => void uploader.cancel(item.id)}>
+                      Cancel
+                    </button>
+                  )
                 )}
               </div>
             </li>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { UploadItem, Uploader } from '../../lib/uploader.ts';
+import type { UploadItem, Uploader } from '../../upload/uploader.ts';
 
 /** The queue as React state, fed by whichever Uploader is in place. */
 export function useUploads(uploader: Uploader): UploadItem[] {

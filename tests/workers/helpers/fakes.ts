@@ -1,4 +1,4 @@
-import type { ChangeChannel, LockManagerLike, NetworkSignal, StorageEstimator } from '../../../src/workers/queue/environment.ts';
+import type { ChangeChannel, LockManagerLike, NetworkSignal, StorageEstimator } from '../../../src/upload/queue/environment.ts';
 
 /**
  * Web Locks for several queues in one test process ("tabs"): exclusive, first come first

@@ -5,11 +5,11 @@ import 'fake-indexeddb/auto';
 import { buildApi } from '../../../server/app.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/test-app.ts';
 import type { Dialect } from '../../../server/db/index.ts';
-import { UploadStore } from '../../../src/lib/upload-store/upload-store.ts';
-import type { UploadItem, UploadState } from '../../../src/lib/uploader.ts';
-import { fetchTransport } from '../../../src/workers/queue/transport.ts';
-import { UploadQueue, type QueueDeps } from '../../../src/workers/queue/upload-queue.ts';
-import type { ChangeChannel, LockManagerLike } from '../../../src/workers/queue/environment.ts';
+import { UploadStore } from '../../../src/upload/store/upload-store.ts';
+import type { UploadItem, ShownState } from '../../../src/upload/uploader.ts';
+import { fetchTransport } from '../../../src/upload/queue/transport.ts';
+import { UploadQueue, type QueueDeps } from '../../../src/upload/queue/upload-queue.ts';
+import type { ChangeChannel, LockManagerLike } from '../../../src/upload/queue/environment.ts';
 import { createChannelHub, createLocks, createNetwork } from './fakes.ts';
 import { UploadProxy } from './upload-proxy.ts';
 
@@ -19,6 +19,8 @@ export const CHUNK = 64 * 1024;
 export interface Harness {
   t: TestApp;
   user: TestUser;
+  /** Who is signed in on this "browser" (issue 11 item 1); null: nobody. Tabs read it on every call. */
+  signedIn: { token: string; owner: string } | null;
   proxy: UploadProxy;
   apiUrl: string;
   /** What files/upload/status says the server holds of the upload's unfinished chunk (null: none). */
@@ -54,6 +56,7 @@ export async function createHarness(dialect: Dialect): Promise<Harness> {
   const h: Harness = {
     t,
     user,
+    signedIn: { token: user.token, owner: user.id },
     proxy,
     apiUrl,
     storedPartialBytes,
@@ -71,7 +74,7 @@ export async function createHarness(dialect: Dialect): Promise<Harness> {
         locks: h.locks,
         network: h.network,
         channel: h.channel(),
-        auth: async () => ({ apiUrl: h.apiUrl, token: h.user.token }),
+        auth: async () => ({ apiUrl: h.apiUrl, token: h.signedIn?.token ?? null, owner: h.signedIn?.owner ?? null }),
         chunkSize: CHUNK,
         backoff: { baseMs: 20, maxMs: 200 },
         pollMs: 50,
@@ -109,7 +112,7 @@ export function textFile(size: number, name = 'notes.txt', seed = 1): File {
   return new File([bytes], name, { type: 'text/plain' });
 }
 
-export async function waitForState(queue: UploadQueue, id: string, states: UploadState[], timeoutMs = 20_000): Promise<UploadItem> {
+export async function waitForState(queue: UploadQueue, id: string, states: ShownState[], timeoutMs = 20_000): Promise<UploadItem> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const item = (await queue.list()).find((i) => i.id === id);

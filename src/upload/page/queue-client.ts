@@ -1,10 +1,10 @@
 import * as Comlink from 'comlink';
-import type { UploadWorkerApi } from './upload-store/worker-api.ts';
-import type { UploadItem, Uploader } from './uploader.ts';
-import { getRuntimeConfig } from './runtime-config.ts';
-import { getToken } from './token.ts';
-import { notifyError } from './notify.ts';
-import { finishedNotice, newlyFinished } from './finished-notice.ts';
+import type { UploadWorkerApi } from '../worker-api.ts';
+import { isPending, type UploadItem, type Uploader } from '../uploader.ts';
+import { getRuntimeConfig } from '../../lib/runtime-config.ts';
+import { getToken } from '../../lib/token.ts';
+import { notifyError } from '../../lib/notify.ts';
+import { finishedNotice, newlyFinished } from '../finished-notice.ts';
 
 /** Issue 5: said once per batch that has to stay in memory. */
 export const NOT_PERSISTENT_MESSAGE = 'Storage is short: this upload will not survive a reload. Keep this page open until it finishes.';
@@ -26,6 +26,10 @@ export class UploadQueueClient implements Uploader {
   private fallbackInstance: Uploader | null = null;
   private states = new Map<string, Pick<UploadItem, 'state' | 'persistent'>>();
   private sentToken: string | null = null;
+  /** Cancels shown before the worker has confirmed them (issue 11 item 4: the row reacts at once). */
+  private readonly cancelling = new Set<string>();
+  private readonly views = new Set<{ listener: (items: UploadItem[]) => void; last: UploadItem[] }>();
+  private preparing = false;
 
   constructor(
     private readonly createWorker: () => Worker,
@@ -109,24 +113,61 @@ export class UploadQueueClient implements Uploader {
   subscribe(listener: (items: UploadItem[]) => void): () => void {
     let closed = false;
     let off: (() => void) | null = null;
+    const view = { listener, last: [] as UploadItem[] };
+    this.views.add(view);
+    const deliver = (items: UploadItem[]) => {
+      view.last = items;
+      listener(this.withCancels(items));
+    };
     void this.target().then(async (target) => {
       if (!('remote' in target)) {
-        off = target.subscribe(listener);
+        off = target.subscribe(deliver);
       } else {
-        const id = await target.remote.subscribe(Comlink.proxy(listener));
+        const id = await target.remote.subscribe(Comlink.proxy(deliver));
         off = () => void target.remote.unsubscribe(id);
       }
       if (closed) off();
     });
     return () => {
       closed = true;
+      this.views.delete(view);
       off?.();
     };
   }
 
+  /** Shows 'cancelled' at once; the worker confirms a moment later. */
+  cancel = async (id: string) => {
+    this.cancelling.add(id);
+    for (const view of this.views) view.listener(this.withCancels(view.last));
+    try {
+      await this.forward((u) => u.cancel(id));
+    } finally {
+      this.cancelling.delete(id);
+    }
+  };
+
+  undoCancel = (id: string) => this.forward((u) => u.undoCancel(id));
+
+  async chooseAgain(id: string, file: File): Promise<void> {
+    const target = await this.target();
+    await ('remote' in target ? target.remote.chooseAgain(id, file) : target.chooseAgain(id, file));
+  }
+
+  /** Issue 11 item 1: keep or drop the user's uploads, then nothing is sent until someone signs in. */
+  async signOut(keep: boolean): Promise<void> {
+    const target = await this.target();
+    if (!('remote' in target)) return target.signOut(keep);
+    await target.remote.signOut(keep);
+    this.sentToken = null;
+  }
+
+  private withCancels(items: UploadItem[]): UploadItem[] {
+    if (this.cancelling.size === 0) return items;
+    return items.map((item) => (this.cancelling.has(item.id) && item.state !== 'done' ? { ...item, state: 'cancelled' } : item));
+  }
+
   pause = (id: string) => this.forward((u) => u.pause(id));
   resume = (id: string) => this.forward((u) => u.resume(id));
-  cancel = (id: string) => this.forward((u) => u.cancel(id));
   retry = (id: string) => this.forward((u) => u.retry(id));
   clearFinished = () => this.forward((u) => u.clearFinished());
 
@@ -137,13 +178,21 @@ export class UploadQueueClient implements Uploader {
     return items.some(isActive);
   }
 
-  private async forward(action: (uploader: Pick<Uploader, 'pause' | 'resume' | 'cancel' | 'retry' | 'clearFinished'>) => Promise<void>): Promise<void> {
+  private async forward(action: (uploader: Pick<Uploader, 'pause' | 'resume' | 'cancel' | 'undoCancel' | 'retry' | 'clearFinished'>) => Promise<void>): Promise<void> {
     const target = await this.target();
     await action('remote' in target ? target.remote : target);
   }
 
+  private guardPreparing(preparing: boolean): void {
+    if (preparing === this.preparing) return;
+    this.preparing = preparing;
+    if (preparing) window.addEventListener('beforeunload', askToStay);
+    else window.removeEventListener('beforeunload', askToStay);
+  }
+
   /** Issue 5: tell the user when an upload finished while they were elsewhere, or stopped being safe. */
   private watchFinished(items: UploadItem[]): void {
+    this.guardPreparing(items.some((item) => item.state === 'preparing'));
     for (const item of newlyFinished(this.states, items)) void showFinishedNotification(item);
     for (const item of items) {
       const before = this.states.get(item.id);
@@ -154,9 +203,19 @@ export class UploadQueueClient implements Uploader {
   }
 }
 
+/**
+ * Issue 11 item 2: while a file is still being copied into browser storage, leaving the page
+ * would cut the copy off, so the browser asks the user to stay.
+ */
+function askToStay(event: BeforeUnloadEvent): void {
+  event.preventDefault();
+  // Older Chromium and Safari need returnValue set to show the prompt.
+  event.returnValue = '';
+}
+
 /** Still moving, or paused but living only in this page (a reload would lose it). */
 export function isActive(item: UploadItem): boolean {
-  return item.state === 'waiting' || item.state === 'uploading' || item.state === 'offline' || (!item.persistent && item.state === 'paused');
+  return isPending(item) && item.state !== 'interrupted' && (item.state !== 'paused' || !item.persistent);
 }
 
 export async function showFinishedNotification(item: UploadItem): Promise<void> {
@@ -185,5 +244,5 @@ async function registerSync(): Promise<void> {
 }
 
 export function createUploadQueueClient(fallback: () => Uploader): UploadQueueClient {
-  return new UploadQueueClient(() => new Worker(new URL('../workers/upload.worker.ts', import.meta.url), { type: 'module', name: 'stash-uploads' }), fallback);
+  return new UploadQueueClient(() => new Worker(new URL('../worker/upload.worker.ts', import.meta.url), { type: 'module', name: 'stash-uploads' }), fallback);
 }

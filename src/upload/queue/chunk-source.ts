@@ -1,5 +1,5 @@
-import type { UploadStore } from '../../lib/upload-store/upload-store.ts';
-import { sha256Hex } from '../../lib/upload-store/write-chunks.ts';
+import type { UploadStore } from '../store/upload-store.ts';
+import { sha256Hex } from '../store/write-chunks.ts';
 import type { LockManagerLike } from './environment.ts';
 
 export interface ChunkBytes {
@@ -16,8 +16,15 @@ export interface ChunkSource {
 }
 
 export class SourceLost extends Error {}
+/** The page copying the file closed before the copy ended (issue 11 item 2): the file must be chosen again. */
+export class CopyInterrupted extends SourceLost {}
 
 export const writeLockName = (id: string) => `stash-upload-write:${id}`;
+
+/** Whether some context is still copying this upload into IndexedDB (it holds the write lock). */
+export function writerAlive(locks: LockManagerLike, id: string): Promise<boolean> {
+  return locks.request(writeLockName(id), { ifAvailable: true }, async (lock) => lock === null);
+}
 /** Held while a context sends an upload, so a hand-over waits for the request in flight. */
 export const sendLockName = (id: string) => `stash-upload-send:${id}`;
 
@@ -38,11 +45,10 @@ export function storeSource(store: UploadStore, id: string, locks: LockManagerLi
         if (record.chunksWritten > index) {
           throw new SourceLost('The saved copy of this file is incomplete and the server does not have it. Please choose the file again.');
         }
-        const writerAlive = await locks.request(writeLockName(id), { ifAvailable: true }, async (lock) => lock === null);
-        if (!writerAlive) {
+        if (!(await writerAlive(locks, id))) {
           // The writer may have finished this very chunk between our two reads.
           if (await store.getChunk(id, index)) continue;
-          throw new SourceLost('The app closed before the file was fully saved. Please choose the file again.');
+          throw new CopyInterrupted('The app closed before the file was fully saved. Please choose the file again.');
         }
         await waitForChange(signal);
       }

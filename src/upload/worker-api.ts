@@ -1,4 +1,4 @@
-import type { UploadItem } from '../uploader.ts';
+import type { UploadItem } from './uploader.ts';
 
 export interface WorkerInit {
   apiUrl: string;
@@ -7,7 +7,7 @@ export interface WorkerInit {
 }
 
 /**
- * What src/workers/upload.worker.ts exposes through comlink. Declared here, apart from the
+ * What src/upload/worker/upload.worker.ts exposes through comlink. Declared here, apart from the
  * worker, so the page can type its bridge without pulling the worker's runtime (webworker lib)
  * into the DOM program.
  */
@@ -23,6 +23,10 @@ export interface UploadWorkerApi {
   pause(id: string): Promise<void>;
   resume(id: string): Promise<void>;
   cancel(id: string): Promise<void>;
+  undoCancel(id: string): Promise<void>;
+  chooseAgain(id: string, file: File): Promise<void>;
+  /** Keeps (or drops) the signed-in user's uploads and forgets the token. */
+  signOut(keep: boolean): Promise<void>;
   retry(id: string): Promise<void>;
   clearFinished(): Promise<void>;
   wake(): void;

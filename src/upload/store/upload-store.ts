@@ -1,5 +1,5 @@
 import { openDB, type IDBPDatabase } from 'idb';
-import { UPLOAD_DB_NAME, UPLOAD_DB_VERSION, type AuthRecord, type ChunkRecord, type UploadDb, type UploadRecord } from './schema.ts';
+import { UPLOAD_DB_NAME, UPLOAD_DB_VERSION, type AuthRecord, type ChunkRecord, type OwnerRecord, type UploadDb, type UploadRecord } from './schema.ts';
 
 /**
  * The IndexedDB queue shared by the upload worker (which sends) and the service worker (which
@@ -85,11 +85,19 @@ export class UploadStore {
     await tx.done;
   }
 
-  getAuth(): Promise<AuthRecord | undefined> {
-    return this.db.get('meta', 'auth');
+  async getAuth(): Promise<AuthRecord | undefined> {
+    return (await this.db.get('meta', 'auth')) as AuthRecord | undefined;
   }
 
   async setAuth(auth: AuthRecord): Promise<void> {
     await this.db.put('meta', auth, 'auth');
+  }
+
+  async getOwner(tokenHash: string): Promise<string | undefined> {
+    return ((await this.db.get('meta', `owner:${tokenHash}`)) as OwnerRecord | undefined)?.userId;
+  }
+
+  async setOwner(tokenHash: string, userId: string): Promise<void> {
+    await this.db.put('meta', { userId }, `owner:${tokenHash}`);
   }
 }

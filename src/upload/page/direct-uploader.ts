@@ -1,9 +1,10 @@
-import type { filesUploadCancel, UploadChunkResponse, UploadDoneResponse } from '../../contract/files.ts';
-import { UPLOAD_FIELDS, filesUpload } from '../../contract/files.ts';
-import { call, errorMessage, postForm, toApiError } from './api-client.ts';
-import { getRuntimeConfig } from './runtime-config.ts';
-import { getToken } from './token.ts';
-import type { UploadItem, Uploader } from './uploader.ts';
+import type { filesUploadCancel, UploadChunkResponse, UploadDoneResponse } from '../../../contract/files.ts';
+import { UPLOAD_FIELDS, filesUpload } from '../../../contract/files.ts';
+import { call, errorMessage, postForm, toApiError } from '../../lib/api-client.ts';
+import { getRuntimeConfig } from '../../lib/runtime-config.ts';
+import { getToken } from '../../lib/token.ts';
+import type { UploadItem, Uploader } from '../uploader.ts';
+import { CANCEL_UNDO_MS } from '../queue/records.ts';
 
 /** Spec §8: the message when an upload fails and the server gave no words of its own. */
 export const MSG_UPLOAD_FAILED = 'Error uploading file';
@@ -15,6 +16,8 @@ interface Entry {
   nextChunk: number;
   attempts: number;
   abort?: AbortController;
+  beforeCancel?: UploadItem['state'];
+  undoTimer?: ReturnType<typeof setTimeout>;
 }
 
 type Send = (form: FormData, onProgress: (sent: number) => void, signal: AbortSignal) => Promise<UploadChunkResponse | UploadDoneResponse>;
@@ -82,10 +85,40 @@ export class DirectUploader implements Uploader {
     void this.pump();
   }
 
+  /** Issue 11 item 4: stops at once, shows 'cancelled', and forgets it after CANCEL_UNDO_MS unless undone. */
   async cancel(id: string): Promise<void> {
+    const e = this.entries.get(id);
+    if (!e || e.item.state === 'done' || e.item.state === 'cancelled') return;
+    e.abort?.abort();
+    e.beforeCancel = e.item.state;
+    this.update(e, { state: 'cancelled', sentBytes: 0 });
+    clearTimeout(e.undoTimer);
+    e.undoTimer = setTimeout(() => this.drop(id), CANCEL_UNDO_MS);
+  }
+
+  async undoCancel(id: string): Promise<void> {
+    const e = this.entries.get(id);
+    if (!e || e.item.state !== 'cancelled') return;
+    clearTimeout(e.undoTimer);
+    const before = e.beforeCancel ?? 'waiting';
+    this.update(e, { state: before === 'uploading' || before === 'preparing' ? 'waiting' : before });
+    void this.pump();
+  }
+
+  async chooseAgain(): Promise<void> {
+    throw new Error('This upload lives in this page only and cannot be continued from a new copy.');
+  }
+
+  /** Nothing here survives the page, so nothing can be kept for the next sign-in: it all goes. */
+  async signOut(): Promise<void> {
+    for (const id of [...this.entries.keys()]) this.drop(id);
+  }
+
+  private drop(id: string): void {
     const e = this.entries.get(id);
     if (!e) return;
     e.abort?.abort();
+    clearTimeout(e.undoTimer);
     this.entries.delete(id);
     this.emit();
     // Design §7: tell the server to reclaim the partial bytes now rather than after 24 hours.

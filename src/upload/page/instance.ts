@@ -1,6 +1,6 @@
 import { DirectUploader } from './direct-uploader.ts';
-import { createUploadQueueClient } from './upload-queue-client.ts';
-import type { Uploader } from './uploader.ts';
+import { createUploadQueueClient } from './queue-client.ts';
+import type { Uploader } from '../uploader.ts';
 
 let instance: Uploader | null = null;
 

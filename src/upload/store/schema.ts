@@ -24,6 +24,19 @@ export interface UploadRecord {
   error?: string;
   url?: string;
   /**
+   * Who queued it (issue 11 item 1): the user id from auth/data, or `token:<sha256>` while it
+   * is not known yet. Only that user sees it, and it is sent only with that user's token.
+   * Records from before owners existed have none and belong to nobody.
+   */
+  owner?: string;
+  /** What identifies the same file picked again (issue 11 item 2). */
+  lastModified?: number;
+  /** SHA-256 of the first HEAD_BYTES of the file. */
+  headHash?: string;
+  /** While cancelled: the state to return to on undo, and when the cancel happened. */
+  beforeCancel?: UploadState;
+  cancelledAt?: number;
+  /**
    * Storage failed mid-copy: the page that has the File is taking the upload over into memory
    * once the current sender has let go of it; senders leave it alone meanwhile.
    */
@@ -45,13 +58,20 @@ export interface ChunkRecord {
 export interface AuthRecord {
   apiUrl: string;
   token: string | null;
+  /** The signed-in user's owner key (see UploadRecord.owner); null when signed out. */
+  owner?: string | null;
   chunkSize: number;
+}
+
+/** token hash → user id, learned from auth/data, so an offline start still knows who is signed in. */
+export interface OwnerRecord {
+  userId: string;
 }
 
 export interface UploadDb extends DBSchema {
   uploads: { key: string; value: UploadRecord };
   chunks: { key: [string, number]; value: ChunkRecord; indexes: { byUpload: string } };
-  meta: { key: string; value: AuthRecord };
+  meta: { key: string; value: AuthRecord | OwnerRecord };
 }
 
 export const UPLOAD_DB_NAME = 'stash-uploads';

@@ -13,9 +13,16 @@ export function totalChunksFor(size: number, chunkSize: number): number {
   return Math.max(1, Math.ceil(size / chunkSize));
 }
 
-export function newUploadRecord(file: Blob & { name: string }, chunkSize: number, source: UploadRecord['source'], id: string = crypto.randomUUID()): UploadRecord {
+export function newUploadRecord(
+  file: Blob & { name: string },
+  chunkSize: number,
+  source: UploadRecord['source'],
+  owner: string | undefined,
+  id: string = crypto.randomUUID(),
+): UploadRecord {
   return {
     id,
+    ...(owner !== undefined ? { owner } : {}),
     name: file.name,
     size: file.size,
     type: file.type,

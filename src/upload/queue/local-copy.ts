@@ -1,0 +1,103 @@
+import type { UploadStore } from '../store/upload-store.ts';
+import type { UploadRecord } from '../store/schema.ts';
+import { writeFileChunks } from '../store/write-chunks.ts';
+import { sendLockName, writeLockName } from './chunk-source.ts';
+import type { LockManagerLike } from './environment.ts';
+
+export interface LocalCopyDeps {
+  store: UploadStore;
+  locks: LockManagerLike;
+  /** A chunk was written or the upload changed hands. */
+  changed(): void;
+  /** Storage gave out: the upload carries on from the File in this page's memory. */
+  keepInMemory(record: UploadRecord, file: Blob): void;
+}
+
+/**
+ * The copy of a picked file into IndexedDB (issue 5), one protocol chunk at a time, under the
+ * `write:<id>` Web Lock, so a sender in any context can tell "not written yet" from "the page
+ * that had the file closed" (issue 11 item 2: then the copy is interrupted).
+ */
+export class LocalCopy {
+  private readonly writers = new Set<Promise<void>>();
+
+  constructor(private readonly deps: LocalCopyDeps) {}
+
+  /**
+   * Holds the write lock from before the record is visible until the copy ends. Resolves once
+   * the upload is queued: true when in IndexedDB, false when even its first write failed and
+   * it went to memory.
+   */
+  start(record: UploadRecord, file: Blob): Promise<boolean> {
+    return this.underWriteLock(record.id, () => this.deps.store.put(record), record, file).then(
+      () => true,
+      () => {
+        this.deps.keepInMemory(record, file);
+        return false;
+      },
+    );
+  }
+
+  /** An interrupted copy goes on from where it stopped, with the file chosen again. */
+  continue(record: UploadRecord, file: Blob): Promise<void> {
+    const store = this.deps.store;
+    return this.underWriteLock(
+      record.id,
+      async () => {
+        const updated = await store.update(record.id, (r) => ({ ...r, state: 'waiting', error: undefined }));
+        if (!updated) throw new Error('This upload is no longer queued.');
+        record = updated;
+      },
+      record,
+      file,
+      () => record,
+    );
+  }
+
+  /** Every copy still running, for a clean close. */
+  settled(): Promise<unknown> {
+    return Promise.allSettled([...this.writers]);
+  }
+
+  private underWriteLock(id: string, first: () => Promise<void>, initial: UploadRecord, file: Blob, latest: () => UploadRecord = () => initial): Promise<void> {
+    return new Promise<void>((queued, failed) => {
+      const writer = this.deps.locks
+        .request(writeLockName(id), {}, async () => {
+          try {
+            await first();
+          } catch (error) {
+            failed(error);
+            return;
+          }
+          queued();
+          const record = latest();
+          try {
+            await writeFileChunks(this.deps.store, record, file, () => this.deps.changed());
+          } catch {
+            await this.takeIntoMemory(record, file);
+          }
+        })
+        .finally(() => this.writers.delete(writer));
+      this.writers.add(writer);
+    });
+  }
+
+  /**
+   * Quota or a failing disk mid-copy (issue 5): carry on from the File, honestly marked as not
+   * surviving a reload. The sender (maybe another tab) first finishes the request in flight,
+   * so no acknowledged byte is sent twice.
+   */
+  private async takeIntoMemory(record: UploadRecord, file: Blob): Promise<void> {
+    const store = this.deps.store;
+    const marked = await store.update(record.id, (r) => ({ ...r, detached: true })).catch(() => undefined);
+    if (!marked) return; // cancelled meanwhile
+    this.deps.changed();
+    await this.deps.locks.request(sendLockName(record.id), {}, async () => {
+      const latest = (await store.get(record.id)) ?? marked;
+      await store.remove(record.id).catch(() => undefined);
+      const { detached: _detached, ...rest } = latest;
+      this.deps.keepInMemory({ ...rest, state: rest.state === 'uploading' || rest.state === 'offline' ? 'waiting' : rest.state }, file);
+    });
+    this.deps.changed();
+  }
+}

@@ -1,0 +1,109 @@
+import { UPLOAD_FIELDS } from '../../../contract/files.ts';
+import type { UploadRecord } from '../store/schema.ts';
+import type { ChunkSource } from './chunk-source.ts';
+import { isSendable } from './records.ts';
+import { classifyAnswer } from './classify.ts';
+import { acknowledgedBytes, NOTHING_RECEIVED, planResume, type ServerProgress } from './resume-plan.ts';
+import type { Transport } from './transport.ts';
+
+/** Worth another try later (network, 5xx, 429, checksum). */
+export class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+    readonly checksum = false,
+  ) {
+    super(message);
+  }
+}
+/** The server refused for good: the upload fails with its words. */
+export class Stop extends Error {}
+/** 401: the token is no longer valid; the upload waits for its owner to sign in again (issue 11 item 1). */
+export class SignedOut extends Error {}
+
+export interface SendJob {
+  transport: Transport;
+  apiUrl: string;
+  token: string;
+  record: UploadRecord;
+  source: ChunkSource;
+  signal: AbortSignal;
+  /** The latest record (paused, detached, removed meanwhile?). */
+  current(): Promise<UploadRecord | undefined>;
+  /** Bytes the server holds; `url` once it answered with the link. */
+  acknowledged(bytes: number, url?: string): Promise<void>;
+  /** Bytes of the request in flight sent so far (shown, never counted as done). */
+  onSent(sent: number): void;
+  /** A chunk was accepted: backoff starts again from the beginning. */
+  onProgress(): void;
+}
+
+function check(answer: Awaited<ReturnType<Transport['postJson']>>) {
+  if (answer.status === 401) throw new SignedOut('Sign in again to continue this upload');
+  const outcome = classifyAnswer(answer);
+  if (outcome.kind === 'fatal') throw new Stop(outcome.message);
+  if (outcome.kind === 'retry') throw new RetryLater(outcome.reason, outcome.retryAfterMs, outcome.checksum);
+  return outcome.body;
+}
+
+/** `files/upload/status` (design §7): what the server already holds of this upload. */
+export async function serverProgress(transport: Transport, apiUrl: string, token: string, uploadId: string, signal: AbortSignal): Promise<ServerProgress> {
+  const answer = await transport.postJson(`${apiUrl}/api/v1/files/upload/status`, { token, uploadId }, signal);
+  // The server has never seen it (or it expired): everything is still to send.
+  if (answer.status === 404) return NOTHING_RECEIVED;
+  const body = check(answer);
+  const received = Array.isArray(body.received) ? body.received.filter((n): n is number => Number.isInteger(n)) : [];
+  const p = body.partial as { chunkIndex?: unknown; bytes?: unknown } | null | undefined;
+  const partial = p && Number.isInteger(p.chunkIndex) && Number.isInteger(p.bytes) ? { chunkIndex: p.chunkIndex as number, bytes: p.bytes as number } : null;
+  return { received, partial };
+}
+
+/**
+ * One attempt at an upload: ask the server what it holds, then send only what it lacks, chunk
+ * by chunk in order, the text fields before the file part (design §7). Resolves when the
+ * server answered with the link; throws RetryLater, Stop, SignedOut, SourceLost or AbortError.
+ */
+export async function sendUpload(job: SendJob): Promise<void> {
+  const { record, source, signal, transport, apiUrl, token } = job;
+  const progress = await serverProgress(transport, apiUrl, token, record.id, signal);
+  const { size, chunkSize, totalChunks } = record;
+  await job.acknowledged(acknowledgedBytes(totalChunks, size, chunkSize, progress));
+  for (const index of progress.received) await source.release(index).catch(() => undefined);
+
+  for (const step of planResume(totalChunks, size, chunkSize, progress)) {
+    const current = await job.current();
+    if (!current || !isSendable(current)) throw new DOMException('Stopped', 'AbortError');
+    const chunk = await source.read(step.index, signal);
+    const offset = step.offset < chunk.data.byteLength ? step.offset : 0;
+    const fields: [string, string][] = [
+      [UPLOAD_FIELDS.uploadId, record.id],
+      [UPLOAD_FIELDS.fileSize, String(size)],
+      [UPLOAD_FIELDS.chunkHash, chunk.hash],
+      [UPLOAD_FIELDS.chunkIndex, String(step.index)],
+      [UPLOAD_FIELDS.totalChunks, String(totalChunks)],
+      [UPLOAD_FIELDS.originalname, record.name],
+    ];
+    if (offset > 0) fields.push([UPLOAD_FIELDS.chunkOffset, String(offset)]);
+    fields.push([UPLOAD_FIELDS.token, token]);
+    const answer = await transport.postMultipart({
+      url: `${apiUrl}/api/v1/files/upload`,
+      fields,
+      fileField: UPLOAD_FIELDS.file,
+      file: new Blob([offset > 0 ? chunk.data.slice(offset) : chunk.data]),
+      filename: record.name,
+      signal,
+      onProgress: job.onSent,
+    });
+    const body = check(answer);
+    await source.release(step.index).catch(() => undefined);
+    job.onProgress();
+    const url = typeof body.url === 'string' ? body.url : undefined;
+    if (url !== undefined) {
+      await job.acknowledged(size, url);
+      return;
+    }
+    await job.acknowledged(Math.min(size, (step.index + 1) * chunkSize));
+  }
+  // Every chunk answered but no link: the server lost some of them; look again.
+  throw new RetryLater('The server is missing part of the file');
+}
