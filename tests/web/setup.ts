@@ -17,4 +17,7 @@ if (typeof window !== 'undefined' && !window.matchMedia) {
     }) as MediaQueryList;
 }
 
+// jsdom does not implement scrolling; screens scroll to the top on navigation and paging (issue 11).
+if (typeof window !== 'undefined') window.scrollTo = () => {};
+
 afterEach(() => cleanup());

@@ -9,6 +9,9 @@ import { Pagination } from '../../components/pagination.tsx';
 import { ResponsiveTable } from '../../components/responsive-table.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import type { adminDeleteFile, adminUploaded } from '../../../contract/admin.ts';
+import type { FileSort } from '../../../contract/files.ts';
+import { FileThumb } from '../../components/file-thumb.tsx';
+import { FilterFold } from '../../components/filter-fold.tsx';
 import { ErrorBanner } from './error-banner.tsx';
 import { useDebounced } from './use-debounced.ts';
 import { useLoader } from './use-loader.ts';
@@ -18,6 +21,14 @@ import { FILES_PAGE_SIZE, GENERAL_FAILURE, type AdminFileRow } from './admin-typ
 export const NOT_AUTHORIZED = 'You are not authorized to access this resource.';
 const DELETE_FAILURE = 'An error occurred while deleting the file';
 
+/** The same four sorts as the user's own list (spec §9), which admin/get/uploaded takes too. */
+const SORTS: { value: NonNullable<FileSort>; label: string }[] = [
+  { value: 'newest', label: 'Newest' },
+  { value: 'oldest', label: 'Oldest' },
+  { value: 'largest', label: 'Largest' },
+  { value: 'smallest', label: 'Smallest' },
+];
+
 /** /admin/uploaded, "All files" (spec §2): mods and admins (design §6). */
 export function AllFilesPage() {
   const navigate = useNavigate();
@@ -25,11 +36,12 @@ export function AllFilesPage() {
   const confirm = useConfirm();
   const [filters, setFilters] = useState({ username: '', originalName: '', actualName: '' });
   const [page, setPage] = useState(1);
+  const [sort, setSort] = useState<NonNullable<FileSort>>('newest');
   const settled = useDebounced(filters);
 
   const load = useCallback(
-    () => call<typeof adminUploaded>('/api/v1/admin/get/uploaded', { page, pageSize: FILES_PAGE_SIZE, filters: settled, sort: 'newest' }),
-    [page, settled],
+    () => call<typeof adminUploaded>('/api/v1/admin/get/uploaded', { page, pageSize: FILES_PAGE_SIZE, filters: settled, sort }),
+    [page, settled, sort],
   );
   const { data, error, reload } = useLoader(load);
   const totalPages = data ? Math.ceil(data.totalImages / FILES_PAGE_SIZE) : 0;
@@ -65,6 +77,7 @@ export function AllFilesPage() {
   return (
     <section className="admin-page" aria-labelledby="admin-files-title">
       <h1 id="admin-files-title">All files</h1>
+      <FilterFold active={Object.values(filters).filter(Boolean).length}>
       <form className="admin-filters" role="search" aria-label="Filter files" onSubmit={(e) => e.preventDefault()}>
         <label>
           <span>Username</span>
@@ -78,7 +91,25 @@ export function AllFilesPage() {
           <span>Actual name</span>
           <input className="input" type="search" value={filters.actualName} onChange={(e) => setFilter('actualName', e.target.value)} />
         </label>
+        <label>
+          <span>Sort</span>
+          <select
+            className="input"
+            value={sort}
+            onChange={(e) => {
+              setSort(e.target.value as NonNullable<FileSort>);
+              setPage(1);
+            }}
+          >
+            {SORTS.map((s) => (
+              <option key={s.value} value={s.value}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+        </label>
       </form>
+      </FilterFold>
 
       <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
 
@@ -93,6 +124,7 @@ export function AllFilesPage() {
         rowKey={(f) => f.actual_name}
         empty={data ? 'No files match these filters.' : 'Loading…'}
         columns={[
+          { key: 'preview', header: 'Preview', render: (f) => <FileThumb file={f} sizes="5rem" className="admin-thumb" /> },
           {
             key: 'name',
             header: 'File',

@@ -10,7 +10,10 @@ import { formatBytes, formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
-import { FilePreview } from './file-preview.tsx';
+import { Link } from 'react-router-dom';
+import { FileThumb } from '../../components/file-thumb.tsx';
+import { ShareButton } from '../../components/share-button.tsx';
+import { FilePreview, previewKind } from './file-preview.tsx';
 import './files.css';
 import { Banner } from '../../components/banner.tsx';
 
@@ -34,6 +37,8 @@ export function UploadedPage() {
   const [sort, setSort] = useState<NonNullable<FileSort>>('newest');
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState('');
+  // The original plays only when asked for (spec §2 preview by type); the list shows small previews.
+  const [playing, setPlaying] = useState<string | null>(null);
   const nameFilter = useDebounced(name);
 
   const load = useCallback(async () => {
@@ -111,15 +116,31 @@ export function UploadedPage() {
         </div>
       </div>
       <Banner kind="error" text={error} />
-      {!loading && !error && files.length === 0 && <p className="hint">{name ? 'No files match this name.' : 'You have not uploaded any files yet.'}</p>}
+      {!loading && !error && files.length === 0 &&
+        (name ? (
+          <p className="hint">No files match this name.</p>
+        ) : (
+          // Issue 11 item 12: an empty list says what to do next.
+          <div className="card empty-state">
+            <h2>No files yet</h2>
+            <p className="hint">You have not uploaded any files yet. Your uploads appear here, with a link to share each one.</p>
+            <Link to="/dashboard" className="btn btn-primary">
+              Upload files
+            </Link>
+          </div>
+        ))}
       <ul className="file-grid" aria-busy={loading}>
         {files.map((f) => {
           const link = shareLink(filesUrl || new URL(f.url).origin, f.url);
           return (
             <li key={f.actual_name} className="card file-card">
-              <div className="file-preview">
-                <FilePreview file={f} src={link} />
-              </div>
+              {playing === f.actual_name ? (
+                <div className="file-preview">
+                  <FilePreview file={f} src={link} />
+                </div>
+              ) : (
+                <FileThumb file={f} sizes="(max-width: 600px) calc(100vw - 3rem), 18rem" />
+              )}
               <h2 className="file-name" title={f.original_name}>
                 {f.original_name}
               </h2>
@@ -128,6 +149,12 @@ export function UploadedPage() {
               </p>
               <div className="row">
                 <CopyLink url={link} asButton />
+                <ShareButton url={link} title={f.original_name} ariaLabel={`Share ${f.original_name}`} />
+                {previewKind(f.mime_type) !== 'none' && playing !== f.actual_name && (
+                  <button type="button" className="btn btn-small" onClick={() => setPlaying(f.actual_name)} aria-label={`Preview ${f.original_name}`}>
+                    {previewKind(f.mime_type) === 'image' ? 'View' : 'Play'}
+                  </button>
+                )}
                 <a className="btn btn-small" href={link} target="_blank" rel="noopener noreferrer" aria-label={`Open ${f.original_name}`}>
                   Open
                 </a>

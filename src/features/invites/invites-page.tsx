@@ -11,6 +11,7 @@ import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
 import { Banner } from '../../components/banner.tsx';
+import { StateBadge } from '../../components/state-badge.tsx';
 
 type Claimed = 'all' | 'claimed' | 'unclaimed';
 
@@ -110,7 +111,7 @@ export function InvitesPage() {
             {
               key: 'status',
               header: 'Status',
-              render: (i) => <span className={`badge ${i.claimed ? 'badge-success' : ''}`}>{i.claimed ? 'Claimed' : 'Unclaimed'}</span>,
+              render: (i) => <StateBadge state={i.claimed ? 'Claimed' : 'Unclaimed'} />,
             },
             { key: 'by', header: 'Claimed by', render: (i) => i.claimedBy ?? '—' },
             { key: 'created', header: 'Created', render: (i) => formatDate(i.createdAt) },

@@ -1,4 +1,6 @@
 import { CopyLink } from '../../components/copy-link.tsx';
+import { FileThumb } from '../../components/file-thumb.tsx';
+import { ShareButton } from '../../components/share-button.tsx';
 import { shareLink } from '../../lib/clipboard.ts';
 import { formatBytes } from '../../lib/format.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
@@ -15,7 +17,14 @@ const STATE_TEXT: Record<UploadState, string> = {
 };
 
 /** One row per file: a progress bar (spec §4), and at 100 the link that copies on click. */
-export function UploadList({ items, uploader }: { items: UploadItem[]; uploader: Uploader }) {
+interface Props {
+  items: UploadItem[];
+  uploader: Uploader;
+  /** A local picture of a file picked on this device, shown beside a finished upload (issue 11 item 8). */
+  pictureOf?: (name: string, size: number) => string | null;
+}
+
+export function UploadList({ items, uploader, pictureOf }: Props) {
   const { filesUrl } = useRuntimeConfig();
   if (items.length === 0) return null;
   return (
@@ -57,7 +66,13 @@ export function UploadList({ items, uploader }: { items: UploadItem[]; uploader:
                 </p>
               )}
               <div className="row upload-actions">
-                {item.state === 'done' && link && <CopyLink url={link} className="upload-link" />}
+                {item.state === 'done' && link && (
+                  <>
+                    <FileThumb file={{ mime_type: item.type, original_name: item.name }} sizes="3.5rem" localSrc={pictureOf?.(item.name, item.size)} className="file-thumb-small" />
+                    <CopyLink url={link} className="upload-link" />
+                    <ShareButton url={link} title={item.name} ariaLabel={`Share ${item.name}`} />
+                  </>
+                )}
                 {(item.state === 'uploading' || item.state === 'waiting') && (
                   <button type="button" className="btn btn-small" onClick={() => void uploader.pause(item.id)}>
                     Pause
