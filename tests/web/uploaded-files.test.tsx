@@ -75,12 +75,13 @@ describe('/uploaded (spec §2)', () => {
     routeCalls(apiCall, handlers());
     const { container } = renderApp('/uploaded');
     const user = userEvent.setup();
-    await user.click(await screen.findByRole('button', { name: 'Preview orig-b.mp4' }));
+    await user.click(await screen.findByRole('button', { name: 'Play orig-b.mp4' }));
     expect(container.querySelector('video')).toHaveAttribute('src', 'http://files.test/b.mp4');
-    await user.click(screen.getByRole('button', { name: 'Preview orig-c.mp3' }));
+    await user.click(screen.getByRole('button', { name: 'Play orig-c.mp3' }));
     expect(container.querySelector('audio')).toHaveAttribute('src', 'http://files.test/c.mp3');
-    expect(screen.queryByRole('button', { name: 'Preview orig-d.zip' })).toBeNull();
-    await user.click(screen.getByRole('button', { name: 'Preview orig-a.png' }));
+    expect(screen.queryByRole('button', { name: 'View orig-d.zip' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Play orig-d.zip' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'View orig-a.png' }));
     const img = screen.getByRole('img', { name: 'orig-a.png' });
     expect(img).toHaveAttribute('src', 'http://files.test/a.png');
     fireEvent.error(img); // an image that fails to load

@@ -130,7 +130,7 @@ export function AllFilesPage() {
             header: 'File',
             render: (f) => (
               // Spec §3: the share link is the files host plus the url's last segment.
-              <a href={shareLink(filesUrl || new URL(f.url).origin, f.url)} target="_blank" rel="noopener noreferrer" className="admin-break">
+              <a href={shareLink(filesUrl || new URL(f.url).origin, f.url)} target="_blank" rel="noopener noreferrer" className="admin-break tap">
                 {f.original_name}
               </a>
             ),

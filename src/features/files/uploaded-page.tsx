@@ -151,7 +151,7 @@ export function UploadedPage() {
                 <CopyLink url={link} asButton />
                 <ShareButton url={link} title={f.original_name} ariaLabel={`Share ${f.original_name}`} />
                 {previewKind(f.mime_type) !== 'none' && playing !== f.actual_name && (
-                  <button type="button" className="btn btn-small" onClick={() => setPlaying(f.actual_name)} aria-label={`Preview ${f.original_name}`}>
+                  <button type="button" className="btn btn-small" onClick={() => setPlaying(f.actual_name)} aria-label={`${previewKind(f.mime_type) === 'image' ? 'View' : 'Play'} ${f.original_name}`}>
                     {previewKind(f.mime_type) === 'image' ? 'View' : 'Play'}
                   </button>
                 )}

@@ -103,7 +103,7 @@ export function InvitesPage() {
               key: 'key',
               header: 'Invite key',
               render: (i) => (
-                <CopyLink url={i.inviteKey} className="mono">
+                <CopyLink url={i.inviteKey} className="mono tap">
                   {i.inviteKey}
                 </CopyLink>
               ),
