@@ -321,6 +321,7 @@ describe('navigation made for a thumb (item 6)', () => {
     try {
       await phone.page.goto(`${stack.siteUrl}/settings`);
       const bar = phone.page.getByRole('navigation', { name: 'Quick navigation' });
+      await bar.waitFor();
       expect(await bar.getByRole('link').allTextContents()).toEqual(['Upload', 'Files', 'Settings']);
       const box = (await bar.boundingBox())!;
       expect(Math.round(box.y + box.height)).toBe(PHONE.height);

@@ -54,11 +54,11 @@ describe('SPA basics (issue 11 item 10)', () => {
     routeCalls(apiCall, { ...USER, '/api/v1/files/uploaded': () => ({ success: true, files: [], totalImages: 0 }), '/api/v1/utils/filesize': () => ({ success: true, maxFileSize: 100 }) });
     const scroll = vi.spyOn(window, 'scrollTo');
     const { router } = renderApp('/uploaded');
-    await screen.findByRole('heading', { name: 'Uploaded Files', level: 1 });
+    await screen.findByRole('heading', { name: 'Uploaded Files', level: 1 }, { timeout: 5000 });
     expect(document.title).toBe('Uploaded Files · Stash');
     expect(scroll).not.toHaveBeenCalled(); // the first load keeps the browser's own position and focus
     await act(() => router.navigate('/dashboard'));
-    const h1 = await screen.findByRole('heading', { name: 'File Uploader', level: 1 });
+    const h1 = await screen.findByRole('heading', { name: 'File Uploader', level: 1 }, { timeout: 5000 });
     await waitFor(() => expect(h1).toHaveFocus());
     expect(document.title).toBe('File Uploader · Stash');
     expect(scroll).toHaveBeenCalledWith(0, 0);
@@ -103,7 +103,7 @@ describe('invites on a phone (issue 11 items 11, 12)', () => {
     localStorage.clear();
     routeCalls(apiCall, {});
     renderApp('/register?invite=KEY-123');
-    expect(await screen.findByLabelText('Invite code')).toHaveValue('KEY-123');
+    expect(await screen.findByLabelText('Invite code', {}, { timeout: 5000 })).toHaveValue('KEY-123');
   });
 
   it('disables Generate invite key when none are left this week, and says why', async () => {
@@ -115,7 +115,8 @@ describe('invites on a phone (issue 11 items 11, 12)', () => {
     };
     routeCalls(apiCall, handlers);
     renderApp('/settings');
-    await screen.findByText("You have used all of this week's invite keys.");
+    // The settings screen loads on demand: give it time on a busy machine.
+    await screen.findByText("You have used all of this week's invite keys.", {}, { timeout: 5000 });
     expect(screen.getByRole('button', { name: 'Generate invite key' })).toBeDisabled();
   });
 });
@@ -126,7 +127,7 @@ describe('the dashboard (issue 11 items 8, 12)', () => {
   it('lists recent uploads with Copy link and Share', async () => {
     routeCalls(apiCall, { ...USER, '/api/v1/utils/filesize': () => ({ success: true, maxFileSize: 100 }), '/api/v1/files/uploaded': () => ({ success: true, files: [FILE], totalImages: 1 }) });
     renderApp('/dashboard');
-    const recent = await screen.findByRole('region', { name: 'Recent uploads' });
+    const recent = await screen.findByRole('region', { name: 'Recent uploads' }, { timeout: 5000 });
     expect(within(recent).getByText('holiday.png')).toBeInTheDocument();
     expect(within(recent).getByRole('button', { name: 'Share holiday.png' })).toBeInTheDocument();
     expect(within(recent).getByRole('button', { name: 'Copy link' })).toBeInTheDocument();
@@ -137,7 +138,35 @@ describe('the dashboard (issue 11 items 8, 12)', () => {
     vi.spyOn(console, 'error').mockImplementation(() => {});
     routeCalls(apiCall, { ...USER, '/api/v1/files/uploaded': () => ({ success: true, files: [], totalImages: 0 }) });
     renderApp('/dashboard');
-    await screen.findByRole('heading', { name: 'File Uploader' });
+    await screen.findByRole('heading', { name: 'File Uploader' }, { timeout: 5000 });
     await waitFor(() => expect(screen.queryByText(/Maximum file size/)).toBeNull());
+  });
+});
+
+describe('the landing page (issue 11 item 13)', () => {
+  it('says what Stash does, shows the app, offers Register with an invite beside Login, and the install prompt when the browser offers one', async () => {
+    localStorage.clear();
+    routeCalls(apiCall, {});
+    renderApp('/');
+    const hero = screen.getByRole('region', { name: 'Stash' });
+    expect(within(hero).getByRole('link', { name: 'Login' })).toHaveAttribute('href', '/login');
+    expect(within(hero).getByRole('link', { name: 'Register with an invite' })).toHaveAttribute('href', '/register');
+    expect(screen.getByRole('img', { name: /The Stash app on a phone/ })).toHaveAttribute('src', '/landing/app-light.jpg');
+    expect(screen.getByRole('heading', { name: 'A link for every file' })).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Install the app' })).toBeNull();
+
+    // What Chromium fires when the app is installable (its prompt() opens the browser's dialog).
+    const offer = Object.assign(new Event('beforeinstallprompt', { cancelable: true }), {
+      prompt: vi.fn(async () => {}),
+      userChoice: Promise.resolve({ outcome: 'accepted' as const }),
+    });
+    act(() => {
+      window.dispatchEvent(offer);
+    });
+    expect(offer.defaultPrevented).toBe(true); // no mini bar: our button asks instead
+    await userEvent.click(await screen.findByRole('button', { name: 'Install the app' }));
+    expect(offer.prompt).toHaveBeenCalledOnce();
+    // The offer is used up.
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Install the app' })).toBeNull());
   });
 });

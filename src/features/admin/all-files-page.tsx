@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { ApiError, call, errorMessage } from '../../lib/api-client.ts';
-import { formatBytes, formatDate } from '../../lib/format.ts';
+import { formatDate, formatFileSize } from '../../lib/format.ts';
 import { shareLink } from '../../lib/clipboard.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -137,7 +137,7 @@ export function AllFilesPage() {
           },
           { key: 'actual', header: 'Actual name', render: (f) => <code className="admin-break">{f.actual_name}</code> },
           { key: 'user', header: 'Uploader', render: (f) => f.username },
-          { key: 'size', header: 'Size', render: (f) => formatBytes(f.size) },
+          { key: 'size', header: 'Size', render: (f) => formatFileSize(f.size) },
           { key: 'type', header: 'Type', render: (f) => <span className="admin-break">{f.mime_type}</span> },
           { key: 'date', header: 'Uploaded', render: (f) => formatDate(f.time_created) },
           {

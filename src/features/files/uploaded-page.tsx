@@ -6,7 +6,7 @@ import { Pagination } from '../../components/pagination.tsx';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { shareLink } from '../../lib/clipboard.ts';
 import { PAGE_SIZE_FILES } from '../../lib/constants.ts';
-import { formatBytes, formatDate } from '../../lib/format.ts';
+import { formatDate, formatFileSize } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
@@ -145,7 +145,7 @@ export function UploadedPage() {
                 {f.original_name}
               </h2>
               <p className="hint">
-                {formatBytes(f.size)} · {formatDate(f.time_created)}
+                {formatFileSize(f.size)} · {formatDate(f.time_created)}
               </p>
               <div className="row">
                 <CopyLink url={link} asButton />

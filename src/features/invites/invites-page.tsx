@@ -12,6 +12,7 @@ import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
 import { Banner } from '../../components/banner.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
+import { Link } from 'react-router-dom';
 
 type Claimed = 'all' | 'claimed' | 'unclaimed';
 
@@ -24,6 +25,7 @@ export function InvitesPage() {
   const [claimed, setClaimed] = useState<Claimed>('all');
   const [claimedBy, setClaimedBy] = useState('');
   const [error, setError] = useState('');
+  const [loaded, setLoaded] = useState(false);
   const claimedByFilter = useDebounced(claimedBy);
 
   const load = useCallback(async () => {
@@ -36,6 +38,7 @@ export function InvitesPage() {
       setInvites(res.invites);
       setTotalPages(Math.max(1, res.totalPages));
       setError('');
+      setLoaded(true);
     } catch (err) {
       setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
     }
@@ -92,6 +95,16 @@ export function InvitesPage() {
         </div>
       </div>
       <Banner kind="error" text={error} />
+      {/* Issue 11 item 12: no invites at all yet says where they come from. */}
+      {loaded && !error && invites.length === 0 && claimed === 'all' && !claimedBy && (
+        <div className="card empty-state">
+          <h2>No invites yet</h2>
+          <p className="hint">Invite keys you generate in Settings are listed here, with who claimed them.</p>
+          <Link to="/settings" className="btn btn-primary">
+            Generate an invite key
+          </Link>
+        </div>
+      )}
       <div className="card">
         <ResponsiveTable
           caption="Invites you created"

@@ -6,7 +6,7 @@ import { FileThumb } from '../../components/file-thumb.tsx';
 import { ShareButton } from '../../components/share-button.tsx';
 import { call } from '../../lib/api-client.ts';
 import { shareLink } from '../../lib/clipboard.ts';
-import { formatBytes } from '../../lib/format.ts';
+import { formatFileSize } from '../../lib/format.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 
 /** How many of the newest files the dashboard shows (one row of four on a desktop, two by two on a phone). */
@@ -53,7 +53,7 @@ export function RecentUploads({ refreshKey, localPicture }: Props) {
               <p className="recent-name" title={f.original_name}>
                 {f.original_name}
               </p>
-              <p className="hint">{formatBytes(f.size)}</p>
+              <p className="hint">{formatFileSize(f.size)}</p>
               <div className="row recent-actions">
                 <CopyLink url={link} asButton>
                   Copy link

@@ -2,7 +2,7 @@ import { CopyLink } from '../../components/copy-link.tsx';
 import { FileThumb } from '../../components/file-thumb.tsx';
 import { ShareButton } from '../../components/share-button.tsx';
 import { shareLink } from '../../lib/clipboard.ts';
-import { formatBytes } from '../../lib/format.ts';
+import { formatFileSize } from '../../lib/format.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import type { UploadItem, UploadState, Uploader } from '../../lib/uploader.ts';
 import { percentOf } from './use-uploads.ts';
@@ -46,7 +46,7 @@ export function UploadList({ items, uploader, pictureOf }: Props) {
               <div className="upload-item-head">
                 <span className="upload-name">{item.name}</span>
                 <span className="hint">
-                  {formatBytes(item.size)} · {STATE_TEXT[item.state]} · {pct}%
+                  {formatFileSize(item.size)} · {STATE_TEXT[item.state]} · {pct}%
                   {!item.persistent && item.state !== 'done' ? ' · lost if you leave this page' : ''}
                 </span>
               </div>
