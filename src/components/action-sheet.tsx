@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef } from 'react';
+import { dialogKeyDown } from './focus-trap.ts';
 import './action-sheet.css';
 
 export interface SheetAction {
@@ -21,24 +22,8 @@ export function ActionSheet({ title, actions, onClose }: { title: string; action
     return () => before?.focus?.();
   }, []);
 
-  function onKeyDown(e: React.KeyboardEvent) {
-    if (e.key === 'Escape') {
-      e.preventDefault();
-      onClose();
-      return;
-    }
-    if (e.key !== 'Tab' || !boxRef.current) return;
-    const buttons = boxRef.current.querySelectorAll<HTMLButtonElement>('button:not(:disabled)');
-    const first = buttons[0];
-    const last = buttons[buttons.length - 1];
-    if (e.shiftKey && document.activeElement === first) {
-      e.preventDefault();
-      last?.focus();
-    } else if (!e.shiftKey && document.activeElement === last) {
-      e.preventDefault();
-      first?.focus();
-    }
-  }
+  const onKeyDown = (e: React.KeyboardEvent) => dialogKeyDown(e, boxRef.current, () => onClose());
+
 
   return (
     <div className="sheet-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>

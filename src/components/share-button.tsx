@@ -1,7 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
-import { copyText } from '../lib/clipboard.ts';
-import { COPY_CONFIRM_MS } from '../lib/constants.ts';
-import { notifyError } from '../lib/notify.ts';
+import { useCopied } from './use-copied.ts';
 
 interface Props {
   url: string;
@@ -18,9 +15,7 @@ interface Props {
  * copying the link otherwise, with the same 'Copied to clipboard' confirmation as Copy link.
  */
 export function ShareButton({ url, title, text, label = 'Share', className = 'btn btn-small', ariaLabel }: Props) {
-  const [copied, setCopied] = useState(false);
-  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
-  useEffect(() => () => clearTimeout(timer.current), []);
+  const { copied, copy } = useCopied();
 
   async function share() {
     const data: ShareData = { title, url, ...(text ? { text } : {}) };
@@ -33,14 +28,7 @@ export function ShareButton({ url, title, text, label = 'Share', className = 'bt
         if (err instanceof DOMException && err.name === 'AbortError') return;
       }
     }
-    try {
-      await copyText(url);
-      setCopied(true);
-      clearTimeout(timer.current);
-      timer.current = setTimeout(() => setCopied(false), COPY_CONFIRM_MS);
-    } catch {
-      notifyError('Could not share the link. Select it and copy it by hand.');
-    }
+    await copy(url);
   }
 
   return (

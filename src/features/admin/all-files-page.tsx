@@ -9,7 +9,7 @@ import { Pagination } from '../../components/pagination.tsx';
 import { ResponsiveTable } from '../../components/responsive-table.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import type { adminDeleteFile, adminUploaded } from '../../../contract/admin.ts';
-import type { FileSort } from '../../../contract/files.ts';
+import { FileSortSelect, type FileSortValue } from '../../components/file-sort-select.tsx';
 import { FileThumb } from '../../components/file-thumb.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
 import { ErrorBanner } from './error-banner.tsx';
@@ -21,14 +21,6 @@ import { FILES_PAGE_SIZE, GENERAL_FAILURE, type AdminFileRow } from './admin-typ
 export const NOT_AUTHORIZED = 'You are not authorized to access this resource.';
 const DELETE_FAILURE = 'An error occurred while deleting the file';
 
-/** The same four sorts as the user's own list (spec §9), which admin/get/uploaded takes too. */
-const SORTS: { value: NonNullable<FileSort>; label: string }[] = [
-  { value: 'newest', label: 'Newest' },
-  { value: 'oldest', label: 'Oldest' },
-  { value: 'largest', label: 'Largest' },
-  { value: 'smallest', label: 'Smallest' },
-];
-
 /** /admin/uploaded, "All files" (spec §2): mods and admins (design §6). */
 export function AllFilesPage() {
   const navigate = useNavigate();
@@ -36,7 +28,7 @@ export function AllFilesPage() {
   const confirm = useConfirm();
   const [filters, setFilters] = useState({ username: '', originalName: '', actualName: '' });
   const [page, setPage] = useState(1);
-  const [sort, setSort] = useState<NonNullable<FileSort>>('newest');
+  const [sort, setSort] = useState<FileSortValue>('newest');
   const settled = useDebounced(filters);
 
   const load = useCallback(
@@ -93,20 +85,14 @@ export function AllFilesPage() {
         </label>
         <label>
           <span>Sort</span>
-          <select
-            className="input"
+          {/* The same four sorts as the user's own list (spec §9), which admin/get/uploaded takes too. */}
+          <FileSortSelect
             value={sort}
-            onChange={(e) => {
-              setSort(e.target.value as NonNullable<FileSort>);
+            onChange={(next) => {
+              setSort(next);
               setPage(1);
             }}
-          >
-            {SORTS.map((s) => (
-              <option key={s.value} value={s.value}>
-                {s.label}
-              </option>
-            ))}
-          </select>
+          />
         </label>
       </form>
       </FilterFold>

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { FileRecord, FileSort, filesDelete, filesUploaded } from '../../../contract/files.ts';
+import type { FileRecord, filesDelete, filesUploaded } from '../../../contract/files.ts';
+import { FileSortSelect, type FileSortValue } from '../../components/file-sort-select.tsx';
 import { CopyLink } from '../../components/copy-link.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { Pagination } from '../../components/pagination.tsx';
@@ -12,6 +13,7 @@ import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
 import { Link } from 'react-router-dom';
 import { FileThumb } from '../../components/file-thumb.tsx';
+import { FilterFold } from '../../components/filter-fold.tsx';
 import { ShareButton } from '../../components/share-button.tsx';
 import { FilePreview, previewKind } from './file-preview.tsx';
 import './files.css';
@@ -19,12 +21,6 @@ import { Banner } from '../../components/banner.tsx';
 
 export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
 
-const SORTS: { value: NonNullable<FileSort>; label: string }[] = [
-  { value: 'newest', label: 'Newest' },
-  { value: 'oldest', label: 'Oldest' },
-  { value: 'largest', label: 'Largest' },
-  { value: 'smallest', label: 'Smallest' },
-];
 
 /** Spec §2 /uploaded: the user's own files, 6 per page. */
 export function UploadedPage() {
@@ -34,7 +30,7 @@ export function UploadedPage() {
   const [total, setTotal] = useState(0);
   const [page, setPage] = useState(1);
   const [name, setName] = useState('');
-  const [sort, setSort] = useState<NonNullable<FileSort>>('newest');
+  const [sort, setSort] = useState<FileSortValue>('newest');
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState('');
   // The original plays only when asked for (spec §2 preview by type); the list shows small previews.
@@ -82,6 +78,7 @@ export function UploadedPage() {
   return (
     <div>
       <h1 className="page-title">Uploaded Files</h1>
+      <FilterFold active={name ? 1 : 0}>
       <div className="card filters">
         <div className="field">
           <label htmlFor="files-name">Filter by name</label>
@@ -98,23 +95,17 @@ export function UploadedPage() {
         </div>
         <div className="field">
           <label htmlFor="files-sort">Sort</label>
-          <select
+          <FileSortSelect
             id="files-sort"
-            className="input"
             value={sort}
-            onChange={(e) => {
-              setSort(e.target.value as NonNullable<FileSort>);
+            onChange={(next) => {
+              setSort(next);
               setPage(1);
             }}
-          >
-            {SORTS.map((s) => (
-              <option key={s.value} value={s.value}>
-                {s.label}
-              </option>
-            ))}
-          </select>
+          />
         </div>
       </div>
+      </FilterFold>
       <Banner kind="error" text={error} />
       {!loading && !error && files.length === 0 &&
         (name ? (
