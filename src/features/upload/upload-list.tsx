@@ -1,10 +1,8 @@
-import { CopyLink } from '../../components/copy-link.tsx';
-import { FileThumb } from '../../components/file-thumb.tsx';
-import { ShareButton } from '../../components/share-button.tsx';
 import { shareLink } from '../../lib/clipboard.ts';
 import { formatFileSize } from '../../lib/format.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import type { UploadItem, UploadState, Uploader } from '../../lib/uploader.ts';
+import { FinishedActions } from './finished-actions.tsx';
 import { percentOf } from './use-uploads.ts';
 
 const STATE_TEXT: Record<UploadState, string> = {
@@ -16,7 +14,6 @@ const STATE_TEXT: Record<UploadState, string> = {
   done: 'Done',
 };
 
-/** One row per file: a progress bar (spec §4), and at 100 the link that copies on click. */
 interface Props {
   items: UploadItem[];
   uploader: Uploader;
@@ -24,6 +21,7 @@ interface Props {
   pictureOf?: (name: string, size: number) => string | null;
 }
 
+/** One row per file: a progress bar (spec §4), and at 100 the link that copies on click. */
 export function UploadList({ items, uploader, pictureOf }: Props) {
   const { filesUrl } = useRuntimeConfig();
   if (items.length === 0) return null;
@@ -66,13 +64,7 @@ export function UploadList({ items, uploader, pictureOf }: Props) {
                 </p>
               )}
               <div className="row upload-actions">
-                {item.state === 'done' && link && (
-                  <>
-                    <FileThumb file={{ mime_type: item.type, original_name: item.name }} sizes="3.5rem" localSrc={pictureOf?.(item.name, item.size)} className="file-thumb-small" />
-                    <CopyLink url={link} className="upload-link" />
-                    <ShareButton url={link} title={item.name} ariaLabel={`Share ${item.name}`} />
-                  </>
-                )}
+                {item.state === 'done' && link && <FinishedActions item={item} link={link} pictureOf={pictureOf} />}
                 {(item.state === 'uploading' || item.state === 'waiting') && (
                   <button type="button" className="btn btn-small" onClick={() => void uploader.pause(item.id)}>
                     Pause
