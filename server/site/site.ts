@@ -5,6 +5,7 @@ import fastifyStatic from '@fastify/static';
 import type { Deps } from '../deps.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 import type { RuntimeConfig } from '../../contract/site.ts';
+import { isClientRoute } from '../../contract/site-routes.ts';
 
 
 export function runtimeConfig(deps: Deps): RuntimeConfig {
@@ -48,9 +49,12 @@ export async function registerSite(app: FastifyInstance, deps: Deps, distDir = D
       else res.header('cache-control', 'no-cache');
     },
   });
-  // SPA fallback: any other GET is a client route, answered with the shell.
+  // SPA fallback: a GET is answered with the shell, which renders the route. A path that is no
+  // route gets the same shell (its 'Page Not Found' screen) with a 404, so crawlers and link
+  // checkers see it is missing (issue 11 item 10).
   app.setNotFoundHandler((request, reply) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return reply.status(404).send();
+    if (!isClientRoute(request.url)) reply.status(404);
     return reply.header('cache-control', 'no-cache').sendFile('index.html');
   });
 }

@@ -7,7 +7,9 @@ export function NotFound() {
     <main className="error-page" id="main">
       <h1>Page Not Found</h1>
       <p>The page you are looking for does not exist.</p>
-      <Link to="/">Go back home</Link>
+      <Link to="/" className="btn btn-primary">
+        Go back home
+      </Link>
     </main>
   );
 }

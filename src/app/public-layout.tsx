@@ -2,6 +2,8 @@ import { useState } from 'react';
 import { NavLink, Outlet } from 'react-router-dom';
 import { useRuntimeConfig } from '../lib/runtime-config.ts';
 import './public-layout.css';
+// Starts listening for the browser's install offer with the first public page (issue 11 item 13).
+import '../lib/install-prompt.ts';
 
 const LINKS = [
   { to: '/', label: 'Home', end: true },

@@ -29,3 +29,36 @@ export function sidebarSections(role: RoleName | undefined): SidebarSection[] {
   }
   return sections;
 }
+
+export interface BottomTab {
+  to: string;
+  label: string;
+  icon: 'upload' | 'files' | 'settings' | 'admin';
+  /** Paths (besides `to`) under which the tab shows as the current one. */
+  covers: string[];
+}
+
+/**
+ * Issue 11 item 6: on a phone the sidebar gives way to a bottom bar within reach of a thumb.
+ * Invites Given and the other admin screens stay one tap away through the section tabs below.
+ */
+export function bottomTabs(role: RoleName | undefined): BottomTab[] {
+  const tabs: BottomTab[] = [
+    { to: '/dashboard', label: 'Upload', icon: 'upload', covers: [] },
+    { to: '/uploaded', label: 'Files', icon: 'files', covers: [] },
+    { to: '/settings', label: 'Settings', icon: 'settings', covers: ['/invites'] },
+  ];
+  if (role === 'admin' || role === 'mod') tabs.push({ to: '/admin/uploaded', label: 'Admin', icon: 'admin', covers: ['/admin/'] });
+  return tabs;
+}
+
+export function tabIsCurrent(tab: BottomTab, pathname: string): boolean {
+  return pathname === tab.to || tab.covers.some((c) => (c.endsWith('/') ? pathname.startsWith(c) : pathname === c));
+}
+
+/** The sidebar section holding the current screen, when it has more than one screen to switch between. */
+export function sectionTabs(role: RoleName | undefined, pathname: string): SidebarSection | null {
+  const section = sidebarSections(role).find((s) => s.links.some((l) => l.to === pathname));
+  if (!section || section.title === 'Main' || section.links.length < 2) return null;
+  return section;
+}

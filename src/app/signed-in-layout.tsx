@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { Link, Navigate, NavLink, Outlet } from 'react-router-dom';
+import { BottomNav, SectionTabs } from './bottom-nav.tsx';
 import { DECORATIVE_COUNT } from '../lib/constants.ts';
 import { useRuntimeConfig } from '../lib/runtime-config.ts';
 import { useSession } from '../lib/session.tsx';
@@ -8,12 +9,14 @@ import { sidebarSections } from './sidebar-links.ts';
 import { useOnline } from './use-online.ts';
 import './signed-in-layout.css';
 
-/** Spec §2 signed-in layout: top bar, three-section sidebar, a random decorative picture. */
+/**
+ * Spec §2 signed-in layout: top bar, three-section sidebar, a random decorative picture. On a
+ * phone the sidebar gives way to a bottom bar and per-section tabs (issue 11 item 6).
+ */
 export function SignedInLayout() {
   const { user, loading, maintenance } = useSession();
   const { siteName } = useRuntimeConfig();
   const online = useOnline();
-  const [menuOpen, setMenuOpen] = useState(false);
   // One picture per visit of the signed-in area (spec §9: 15 bundled images).
   const [picture] = useState(() => 1 + Math.floor(Math.random() * DECORATIVE_COUNT));
 
@@ -27,27 +30,19 @@ export function SignedInLayout() {
         Skip to content
       </a>
       <header className="topbar">
-        <button
-          type="button"
-          className="btn btn-small sidebar-toggle"
-          aria-expanded={menuOpen}
-          aria-controls="sidebar"
-          onClick={() => setMenuOpen((o) => !o)}
-        >
-          <span aria-hidden="true">☰</span>
-          <span className="visually-hidden">Menu</span>
-        </button>
         <Link to="/" className="brand">
           {siteName}
         </Link>
         <span className="topbar-spacer" />
+        {/* On a phone the picture sits in the top bar, where no control can be under it (issue 11 item 6). */}
+        <img className="decorative decorative-top" src={`/decorative/${picture}.svg`} alt="" aria-hidden="true" width={32} height={32} />
         {user && <span className="topbar-user">{user.username}</span>}
         <Link to="/logout" className="btn btn-small">
           Logout
         </Link>
       </header>
       <div className="app-body">
-        <nav id="sidebar" className={`sidebar${menuOpen ? ' open' : ''}`} aria-label="Sidebar">
+        <nav id="sidebar" className="sidebar" aria-label="Sidebar">
           {sidebarSections(user?.role).map((section) => (
             <section key={section.title} className="sidebar-section" aria-labelledby={`sb-${section.title}`}>
               <h2 id={`sb-${section.title}`} className="sidebar-title">
@@ -56,7 +51,7 @@ export function SignedInLayout() {
               <ul>
                 {section.links.map((l) => (
                   <li key={l.to}>
-                    <NavLink to={l.to} onClick={() => setMenuOpen(false)}>
+                    <NavLink to={l.to}>
                       {l.label}
                     </NavLink>
                   </li>
@@ -64,8 +59,11 @@ export function SignedInLayout() {
               </ul>
             </section>
           ))}
+          {/* On a wide screen it ends the sidebar, below every link: in a corner, over nothing. */}
+          <img className="decorative decorative-side" src={`/decorative/${picture}.svg`} alt="" aria-hidden="true" width={96} height={96} />
         </nav>
         <main id="main" className="app-main" tabIndex={-1}>
+          <SectionTabs role={user?.role} />
           {!online && (
             <p className="banner banner-warning" role="status">
               You are offline. Uploads wait and continue when the connection returns.
@@ -79,7 +77,7 @@ export function SignedInLayout() {
           <Outlet />
         </main>
       </div>
-      <img className="decorative" src={`/decorative/${picture}.svg`} alt="" aria-hidden="true" width={96} height={96} />
+      <BottomNav role={user?.role} />
     </div>
   );
 }

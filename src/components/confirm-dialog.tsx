@@ -1,4 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { dialogKeyDown } from './focus-trap.ts';
 import './confirm-dialog.css';
 
 export interface ConfirmOptions {
@@ -47,24 +48,8 @@ function ConfirmModal({ pending, onClose }: { pending: Pending; onClose: (ok: bo
     return () => before?.focus?.();
   }, []);
 
-  function onKeyDown(e: React.KeyboardEvent) {
-    if (e.key === 'Escape') {
-      e.preventDefault();
-      onClose(false);
-      return;
-    }
-    if (e.key !== 'Tab' || !boxRef.current) return;
-    const buttons = boxRef.current.querySelectorAll<HTMLButtonElement>('button');
-    const first = buttons[0];
-    const last = buttons[buttons.length - 1];
-    if (e.shiftKey && document.activeElement === first) {
-      e.preventDefault();
-      last?.focus();
-    } else if (!e.shiftKey && document.activeElement === last) {
-      e.preventDefault();
-      first?.focus();
-    }
-  }
+  const onKeyDown = (e: React.KeyboardEvent) => dialogKeyDown(e, boxRef.current, () => onClose(false));
+
 
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose(false)}>

@@ -1,7 +1,5 @@
-import { useEffect, useRef, useState, type ReactNode } from 'react';
-import { copyText } from '../lib/clipboard.ts';
-import { COPY_CONFIRM_MS } from '../lib/constants.ts';
-import { notifyError } from '../lib/notify.ts';
+import type { ReactNode } from 'react';
+import { useCopied } from './use-copied.ts';
 
 interface Props {
   url: string;
@@ -14,20 +12,11 @@ interface Props {
 
 /** Spec §4: clicking the link copies it and 'Copied to clipboard' shows for 1 second. */
 export function CopyLink({ url, children, className, asButton }: Props) {
-  const [copied, setCopied] = useState(false);
-  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
-  useEffect(() => () => clearTimeout(timer.current), []);
+  const { copied, copy: copyUrl } = useCopied();
 
-  async function copy(e: React.MouseEvent) {
+  function copy(e: React.MouseEvent) {
     e.preventDefault(); // the link copies; opening is a separate control
-    try {
-      await copyText(url);
-      setCopied(true);
-      clearTimeout(timer.current);
-      timer.current = setTimeout(() => setCopied(false), COPY_CONFIRM_MS);
-    } catch {
-      notifyError('Could not copy the link. Select it and copy it by hand.');
-    }
+    void copyUrl(url);
   }
 
   return (

@@ -9,12 +9,18 @@ interface Props {
 }
 
 /** Spec §2/§9 numbered pagination with ellipsis and a 'Go to page' box. */
-export function Pagination({ page, totalPages, onPageChange }: Props) {
+export function Pagination({ page, totalPages, onPageChange: setPage }: Props) {
   const [goTo, setGoTo] = useState('');
   const [error, setError] = useState('');
   const inputId = useId();
   const errorId = useId();
   if (totalPages <= 1) return null;
+
+  // Issue 11 item 10: a new page of results starts at the top, like a new screen.
+  function onPageChange(target: number) {
+    setPage(target);
+    window.scrollTo(0, 0);
+  }
 
   function submit(e: FormEvent) {
     e.preventDefault();

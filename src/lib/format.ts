@@ -6,6 +6,16 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / MB).toFixed(2)} MB`;
 }
 
+/**
+ * One file's size. Spec §9's MB/GB rule is for storage statistics; a photo of 300 KB reads
+ * '0.29 MB' under it, so single files below 1 MB show KB (and tiny ones bytes).
+ */
+export function formatFileSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < MB) return `${Math.round(bytes / 1024)} KB`;
+  return formatBytes(bytes);
+}
+
 /** Spec §9: the max file size comes in MB and is shown in GB with two decimals from 1024 MB. */
 export function formatMaxFileSize(mb: number): string {
   if (mb >= 1024) return `${(mb / 1024).toFixed(2)} GB`;

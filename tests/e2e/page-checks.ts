@@ -46,3 +46,56 @@ export async function seriousAxeViolations(page: Page): Promise<string[]> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: screenshotPath(name), fullPage: true });
 }
+
+/**
+ * Issue 11 item 7: every button, form control and link outside running text is at least
+ * 44×44 CSS px. A checkbox or radio counts its label (the label is what a thumb presses);
+ * a link inside a sentence (p, li text, td text) is exempt as WCAG 2.5.8 allows.
+ */
+export async function smallTargets(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const MIN = 44 - 0.5; // sub-pixel rounding
+    const found: string[] = [];
+    const visible = (el: Element) => {
+      const r = el.getBoundingClientRect();
+      const s = getComputedStyle(el);
+      return r.width > 1 && r.height > 1 && s.visibility !== 'hidden' && s.display !== 'none' && !el.closest('.visually-hidden, [aria-hidden="true"]');
+    };
+    const name = (el: Element) => `${el.tagName.toLowerCase()} "${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim().slice(0, 30)}"`;
+    const inRunningText = (a: Element) => {
+      const parent = a.parentElement;
+      if (!parent) return false;
+      // Text beside the link in the same block means it sits in a sentence.
+      return Array.from(parent.childNodes).some((n) => n !== a && n.nodeType === Node.TEXT_NODE && (n.textContent ?? '').trim().length > 0);
+    };
+    for (const el of Array.from(document.querySelectorAll('button, a[href], input, select, textarea, summary'))) {
+      if (!visible(el)) continue;
+      if (el.classList.contains('skip-link')) continue; // off-screen until focused
+      let target: Element = el;
+      if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio'))
+        target = el.closest('label') ?? (el.id ? document.querySelector(`label[for="${el.id}"]`) : null) ?? el;
+      if (el instanceof HTMLInputElement && el.type === 'file') continue; // hidden picker behind a button
+      if (el.tagName === 'A' && inRunningText(el)) continue;
+      const r = target.getBoundingClientRect();
+      if (r.width < MIN || r.height < MIN) found.push(`${name(el)} is ${Math.round(r.width)}×${Math.round(r.height)}`);
+    }
+    return found;
+  });
+}
+
+/** Issue 11 item 6: controls the decorative corner picture covers (it must cover none). */
+export async function controlsUnderDecoration(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    for (const pic of Array.from(document.querySelectorAll('img.decorative'))) {
+      const p = pic.getBoundingClientRect();
+      if (p.width === 0 || getComputedStyle(pic).display === 'none') continue;
+      for (const el of Array.from(document.querySelectorAll('button, a[href], input, select, textarea'))) {
+        const r = el.getBoundingClientRect();
+        if (r.width === 0) continue;
+        if (r.left < p.right && r.right > p.left && r.top < p.bottom && r.bottom > p.top) out.push((el.textContent ?? el.tagName).trim().slice(0, 30));
+      }
+    }
+    return out;
+  });
+}

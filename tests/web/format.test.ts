@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatDate, formatMaxFileSize } from '../../src/lib/format.ts';
+import { formatBytes, formatDate, formatFileSize, formatMaxFileSize } from '../../src/lib/format.ts';
 
 describe('formatBytes (spec §9: GB from 1073741824 bytes, else MB)', () => {
   it('shows MB below one GB', () => {
@@ -29,5 +29,11 @@ describe('formatDate (spec §9: month-day-year)', () => {
     const seconds = new Date(2026, 0, 5, 12).getTime() / 1000;
     expect(formatDate(seconds)).toBe('01-05-2026');
     expect(formatDate(new Date(2025, 11, 31, 12).getTime() / 1000)).toBe('12-31-2025');
+  });
+});
+
+describe('formatFileSize (issue 11: a photo is not "0.29 MB")', () => {
+  it('shows bytes, then KB below 1 MB, then the spec §9 MB/GB rule', () => {
+    expect([0, 1023, 1024, 300 * 1024, 1_048_576, 1_073_741_824].map(formatFileSize)).toEqual(['0 B', '1023 B', '1 KB', '300 KB', '1.00 MB', '1.00 GB']);
   });
 });

@@ -1,6 +1,10 @@
 import '@testing-library/jest-dom/vitest';
 import { afterEach } from 'vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
+
+// Screens load on demand (lazy routes); on a busy machine the first import can take over the
+// default 1 s of findBy/waitFor. Waiting longer for the state changes no assertion.
+configure({ asyncUtilTimeout: 5000 });
 
 // jsdom has no matchMedia; react-hot-toast asks it about reduced motion.
 if (typeof window !== 'undefined' && !window.matchMedia) {
@@ -16,5 +20,8 @@ if (typeof window !== 'undefined' && !window.matchMedia) {
       dispatchEvent: () => false,
     }) as MediaQueryList;
 }
+
+// jsdom does not implement scrolling; screens scroll to the top on navigation and paging (issue 11).
+if (typeof window !== 'undefined') window.scrollTo = () => {};
 
 afterEach(() => cleanup());

@@ -46,16 +46,54 @@ describe('/uploaded (spec §2)', () => {
     expect(screen.getByRole('button', { name: 'Page 7' })).toBeInTheDocument();
   });
 
-  it('previews by MIME type and says when no preview exists', async () => {
-    routeCalls(apiCall, handlers());
+  it('lists the server previews through srcset and an icon per kind, never the original file (issue 11 item 9)', async () => {
+    const previews = [
+      { width: 640, height: 480, url: 'http://files.test/_p/a-640.webp' },
+      { width: 160, height: 120, url: 'http://files.test/_p/a-160.webp' },
+      { width: 320, height: 240, url: '/_p/a-320.webp' },
+    ];
+    routeCalls(apiCall, handlers({ '/api/v1/files/uploaded': () => ({ success: true, files: [{ ...FILES[0]!, previews }, ...FILES.slice(1)], totalImages: 4 }) }));
     const { container } = renderApp('/uploaded');
     const img = await screen.findByRole('img', { name: 'orig-a.png' });
-    expect(img).toHaveAttribute('src', 'http://files.test/a.png');
+    expect(img).toHaveAttribute('srcset', 'http://files.test/_p/a-160.webp 160w, http://files.test/_p/a-320.webp 320w, http://files.test/_p/a-640.webp 640w');
+    expect(img).toHaveAttribute('src', 'http://files.test/_p/a-160.webp');
+    expect(img).toHaveAttribute('loading', 'lazy');
+    expect(img).toHaveAttribute('sizes');
+    // Width and height reserve the box, so nothing moves while it loads.
+    expect(img).toHaveAttribute('width', '640');
+    // No previews yet (video, audio, zip): an icon for the kind, and no original file is loaded.
+    expect([...container.querySelectorAll('[data-kind]')].map((el) => [el.getAttribute('data-kind'), el.classList.contains('file-thumb-icon')])).toEqual([
+      ['image', false],
+      ['video', true],
+      ['audio', true],
+      ['archive', true],
+    ]);
+    expect(container.querySelector('video, audio')).toBeNull();
+    expect([...container.querySelectorAll('img')].some((i) => i.getAttribute('src')?.startsWith('http://files.test/a.png'))).toBe(false);
+  });
+
+  it('plays the original by MIME type only when asked, and says when no preview exists', async () => {
+    routeCalls(apiCall, handlers());
+    const { container } = renderApp('/uploaded');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Play orig-b.mp4' }));
     expect(container.querySelector('video')).toHaveAttribute('src', 'http://files.test/b.mp4');
+    await user.click(screen.getByRole('button', { name: 'Play orig-c.mp3' }));
     expect(container.querySelector('audio')).toHaveAttribute('src', 'http://files.test/c.mp3');
-    expect(screen.getAllByText('A preview is not available for this file')).toHaveLength(1);
+    expect(screen.queryByRole('button', { name: 'View orig-d.zip' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Play orig-d.zip' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'View orig-a.png' }));
+    const img = screen.getByRole('img', { name: 'orig-a.png' });
+    expect(img).toHaveAttribute('src', 'http://files.test/a.png');
     fireEvent.error(img); // an image that fails to load
-    expect(screen.getAllByText('A preview is not available for this file')).toHaveLength(2);
+    expect(screen.getByText('A preview is not available for this file')).toBeInTheDocument();
+  });
+
+  it('offers to upload when a new user has no files (issue 11 item 12)', async () => {
+    routeCalls(apiCall, handlers({ '/api/v1/files/uploaded': () => ({ success: true, files: [], totalImages: 0 }) }));
+    renderApp('/uploaded');
+    expect(await screen.findByText('You have not uploaded any files yet.', { exact: false })).toBeInTheDocument();
+    expect(screen.getByRole('link', { name: 'Upload files' })).toHaveAttribute('href', '/dashboard');
   });
 
   it('sends the sort and the name filter', async () => {

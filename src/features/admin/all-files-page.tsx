@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { ApiError, call, errorMessage } from '../../lib/api-client.ts';
-import { formatBytes, formatDate } from '../../lib/format.ts';
+import { formatDate, formatFileSize } from '../../lib/format.ts';
 import { shareLink } from '../../lib/clipboard.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -9,6 +9,9 @@ import { Pagination } from '../../components/pagination.tsx';
 import { ResponsiveTable } from '../../components/responsive-table.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import type { adminDeleteFile, adminUploaded } from '../../../contract/admin.ts';
+import { FileSortSelect, type FileSortValue } from '../../components/file-sort-select.tsx';
+import { FileThumb } from '../../components/file-thumb.tsx';
+import { FilterFold } from '../../components/filter-fold.tsx';
 import { ErrorBanner } from './error-banner.tsx';
 import { useDebounced } from './use-debounced.ts';
 import { useLoader } from './use-loader.ts';
@@ -25,11 +28,12 @@ export function AllFilesPage() {
   const confirm = useConfirm();
   const [filters, setFilters] = useState({ username: '', originalName: '', actualName: '' });
   const [page, setPage] = useState(1);
+  const [sort, setSort] = useState<FileSortValue>('newest');
   const settled = useDebounced(filters);
 
   const load = useCallback(
-    () => call<typeof adminUploaded>('/api/v1/admin/get/uploaded', { page, pageSize: FILES_PAGE_SIZE, filters: settled, sort: 'newest' }),
-    [page, settled],
+    () => call<typeof adminUploaded>('/api/v1/admin/get/uploaded', { page, pageSize: FILES_PAGE_SIZE, filters: settled, sort }),
+    [page, settled, sort],
   );
   const { data, error, reload } = useLoader(load);
   const totalPages = data ? Math.ceil(data.totalImages / FILES_PAGE_SIZE) : 0;
@@ -65,6 +69,7 @@ export function AllFilesPage() {
   return (
     <section className="admin-page" aria-labelledby="admin-files-title">
       <h1 id="admin-files-title">All files</h1>
+      <FilterFold active={Object.values(filters).filter(Boolean).length}>
       <form className="admin-filters" role="search" aria-label="Filter files" onSubmit={(e) => e.preventDefault()}>
         <label>
           <span>Username</span>
@@ -78,7 +83,19 @@ export function AllFilesPage() {
           <span>Actual name</span>
           <input className="input" type="search" value={filters.actualName} onChange={(e) => setFilter('actualName', e.target.value)} />
         </label>
+        <label>
+          <span>Sort</span>
+          {/* The same four sorts as the user's own list (spec §9), which admin/get/uploaded takes too. */}
+          <FileSortSelect
+            value={sort}
+            onChange={(next) => {
+              setSort(next);
+              setPage(1);
+            }}
+          />
+        </label>
       </form>
+      </FilterFold>
 
       <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
 
@@ -93,19 +110,20 @@ export function AllFilesPage() {
         rowKey={(f) => f.actual_name}
         empty={data ? 'No files match these filters.' : 'Loading…'}
         columns={[
+          { key: 'preview', header: 'Preview', render: (f) => <FileThumb file={f} sizes="5rem" className="admin-thumb" /> },
           {
             key: 'name',
             header: 'File',
             render: (f) => (
               // Spec §3: the share link is the files host plus the url's last segment.
-              <a href={shareLink(filesUrl || new URL(f.url).origin, f.url)} target="_blank" rel="noopener noreferrer" className="admin-break">
+              <a href={shareLink(filesUrl || new URL(f.url).origin, f.url)} target="_blank" rel="noopener noreferrer" className="admin-break tap">
                 {f.original_name}
               </a>
             ),
           },
           { key: 'actual', header: 'Actual name', render: (f) => <code className="admin-break">{f.actual_name}</code> },
           { key: 'user', header: 'Uploader', render: (f) => f.username },
-          { key: 'size', header: 'Size', render: (f) => formatBytes(f.size) },
+          { key: 'size', header: 'Size', render: (f) => formatFileSize(f.size) },
           { key: 'type', header: 'Type', render: (f) => <span className="admin-break">{f.mime_type}</span> },
           { key: 'date', header: 'Uploaded', render: (f) => formatDate(f.time_created) },
           {

@@ -3,6 +3,8 @@ import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import type { adminCreateInvites } from '../../../contract/admin.ts';
 import { GENERAL_FAILURE } from './admin-types.ts';
+import { InviteKeyRow } from '../../components/invite-key-row.tsx';
+import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 
 // Spec §5: the count has a minimum of 1; the server takes at most 100 per call.
 const MAX_COUNT = 100;
@@ -13,6 +15,7 @@ export function InviteCreateForm({ onCreated }: { onCreated: () => void }) {
   const [problem, setProblem] = useState<string | null>(null);
   const [keys, setKeys] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
+  const { siteName } = useRuntimeConfig();
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -66,11 +69,9 @@ export function InviteCreateForm({ onCreated }: { onCreated: () => void }) {
       {keys.length > 0 && (
         <div className="admin-new-keys">
           <h2 id="new-keys-title">New invite keys</h2>
-          <ul aria-labelledby="new-keys-title">
+          <ul className="invite-keys" aria-labelledby="new-keys-title">
             {keys.map((k) => (
-              <li key={k}>
-                <code>{k}</code>
-              </li>
+              <InviteKeyRow key={k} inviteKey={k} siteName={siteName} />
             ))}
           </ul>
         </div>

@@ -7,6 +7,8 @@ import { ResponsiveTable } from '../../components/responsive-table.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import type { adminInviteLogs, adminRemoveInvite } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
+import { StateBadge } from '../../components/state-badge.tsx';
+import { FilterFold } from '../../components/filter-fold.tsx';
 import { InviteCreateForm } from './invite-create-form.tsx';
 import { useDebounced } from './use-debounced.ts';
 import { useLoader } from './use-loader.ts';
@@ -58,6 +60,7 @@ export function InviteLogsPage() {
     <section className="admin-page" aria-labelledby="admin-invites-title">
       <h1 id="admin-invites-title">Invite Logs</h1>
       <InviteCreateForm onCreated={reload} />
+      <FilterFold active={Object.values(text).filter(Boolean).length + (claimedFilter === 'all' ? 0 : 1)}>
       <form className="admin-filters" role="search" aria-label="Filter invites" onSubmit={(e) => e.preventDefault()}>
         <label>
           <span>Invite key</span>
@@ -87,6 +90,7 @@ export function InviteLogsPage() {
           </select>
         </label>
       </form>
+      </FilterFold>
 
       <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
 
@@ -106,7 +110,7 @@ export function InviteLogsPage() {
           {
             key: 'claimed',
             header: 'State',
-            render: (i) => <span className={i.claimed ? 'badge' : 'badge badge-success'}>{i.claimed ? 'Claimed' : 'Unclaimed'}</span>,
+            render: (i) => <StateBadge state={i.claimed ? 'Claimed' : 'Unclaimed'} />,
           },
           { key: 'claimedBy', header: 'Claimed by', render: (i) => i.claimedBy ?? '—' },
           { key: 'createdAt', header: 'Created', render: (i) => formatDate(i.createdAt) },

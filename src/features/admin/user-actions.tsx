@@ -1,6 +1,8 @@
 import { call, errorMessage, ApiError } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { useState } from 'react';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
+import { ActionSheet } from '../../components/action-sheet.tsx';
 import type { adminRemoveUser, adminSetBan, adminUpdateRole } from '../../../contract/admin.ts';
 import { ASSIGNABLE_ROLES, GENERAL_FAILURE, type AdminUserRow, type AssignableRole } from './admin-types.ts';
 
@@ -14,8 +16,11 @@ function isAssignable(role: string): role is AssignableRole {
 export function RoleSelect({ user, onChanged }: { user: AdminUserRow; onChanged: () => void }) {
   // An admin's row has no dropdown: admin cannot be picked (spec §4), so the control could
   // only ever demote, which design §6 refuses for the last admin anyway.
+  const confirm = useConfirm();
   if (!isAssignable(user.role)) return <span className="badge">admin</span>;
   const change = async (newRole: AssignableRole) => {
+    // Issue 11 item 11: a role is a grant of power; a slip of the thumb on a phone must not give it.
+    if (!(await confirm(`Change the role of ${user.username} from ${user.role} to ${newRole}?`, { confirmLabel: `Make ${newRole}` }))) return;
     try {
       await call<typeof adminUpdateRole>('/api/v1/admin/update/role', { userId: user._id, newRole });
       notifySuccess(`${user.username} is now ${newRole}.`, { short: true });
@@ -51,6 +56,7 @@ interface ActionsProps {
 
 export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
   const confirm = useConfirm();
+  const [sheet, setSheet] = useState(false);
   const verb = user.banned ? 'unban' : 'ban';
 
   const toggleBan = async () => {
@@ -80,7 +86,24 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
   };
 
   return (
-    <div className="admin-actions">
+    <>
+    {/* On a phone the row stays compact: one button opens the actions in a sheet (issue 11 item 11). */}
+    <button type="button" className="btn btn-small admin-actions-more" aria-haspopup="dialog" onClick={() => setSheet(true)} aria-label={`Actions for ${user.username}`}>
+      Actions
+    </button>
+    {sheet && (
+      <ActionSheet
+        title={user.username}
+        onClose={() => setSheet(false)}
+        actions={[
+          { label: user.banned ? 'Unban' : 'Ban', onSelect: () => void toggleBan(), disabled: isSelf, danger: !user.banned },
+          { label: 'Rename', onSelect: () => onEdit('rename') },
+          { label: 'Reset password', onSelect: () => onEdit('password') },
+          { label: 'Delete', onSelect: () => void remove(), disabled: isSelf, danger: true },
+        ]}
+      />
+    )}
+    <div className="admin-actions admin-actions-inline">
       <button type="button" className="btn btn-small" onClick={() => void toggleBan()} disabled={isSelf} aria-label={`${user.banned ? 'Unban' : 'Ban'} ${user.username}`}>
         {user.banned ? 'Unban' : 'Ban'}
       </button>
@@ -94,5 +117,6 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
         Delete
       </button>
     </div>
+    </>
   );
 }

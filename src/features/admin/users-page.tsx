@@ -6,6 +6,8 @@ import { Pagination } from '../../components/pagination.tsx';
 import { ResponsiveTable } from '../../components/responsive-table.tsx';
 import type { adminUsers } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
+import { StateBadge } from '../../components/state-badge.tsx';
+import { FilterFold } from '../../components/filter-fold.tsx';
 import { useDebounced } from './use-debounced.ts';
 import { useLoader } from './use-loader.ts';
 import { RoleSelect, UserActions } from './user-actions.tsx';
@@ -57,6 +59,7 @@ export function UsersPage() {
   return (
     <section className="admin-page" aria-labelledby="admin-users-title">
       <h1 id="admin-users-title">Users</h1>
+      <FilterFold active={[query, roleFilter, bannedOnly].filter(Boolean).length}>
       <form className="admin-filters" role="search" aria-label="Filter users" onSubmit={(e) => e.preventDefault()}>
         <label>
           <span>Search</span>
@@ -118,6 +121,7 @@ export function UsersPage() {
           <span>Banned only</span>
         </label>
       </form>
+      </FilterFold>
 
       <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
 
@@ -149,7 +153,7 @@ export function UsersPage() {
           {
             key: 'status',
             header: 'Status',
-            render: (u) => <span className={u.banned ? 'badge badge-danger' : 'badge'}>{u.banned ? 'Banned' : 'Active'}</span>,
+            render: (u) => <StateBadge state={u.banned ? 'Banned' : 'Active'} />,
           },
           { key: 'created', header: 'Joined', render: (u) => formatDate(u.time_created) },
           {

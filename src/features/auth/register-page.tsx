@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { Link, useNavigate } from 'react-router-dom';
+import { Link, useNavigate, useSearchParams } from 'react-router-dom';
 import type { authRegister } from '../../../contract/auth.ts';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { REDIRECT_DELAY_MS } from '../../lib/constants.ts';
@@ -13,7 +13,9 @@ import { Banner } from '../../components/banner.tsx';
 export function RegisterPage() {
   const navigate = useNavigate();
   const providers = useCaptchaProviders();
-  const [form, setForm] = useState({ username: '', password: '', confirmPassword: '', inviteKey: '' });
+  // Issue 11 item 11: an invite link (/register?invite=<key>) arrives with the code filled in.
+  const [params] = useSearchParams();
+  const [form, setForm] = useState(() => ({ username: '', password: '', confirmPassword: '', inviteKey: (params.get('invite') ?? '').trim() }));
   const [agreed, setAgreed] = useState(false);
   const [captcha, setCaptcha] = useState<CaptchaValue>({ token: null, type: providers[0] ?? 'hcaptcha' });
   const [error, setError] = useState('');

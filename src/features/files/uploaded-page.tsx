@@ -1,27 +1,26 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { FileRecord, FileSort, filesDelete, filesUploaded } from '../../../contract/files.ts';
+import type { FileRecord, filesDelete, filesUploaded } from '../../../contract/files.ts';
+import { FileSortSelect, type FileSortValue } from '../../components/file-sort-select.tsx';
 import { CopyLink } from '../../components/copy-link.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { Pagination } from '../../components/pagination.tsx';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { shareLink } from '../../lib/clipboard.ts';
 import { PAGE_SIZE_FILES } from '../../lib/constants.ts';
-import { formatBytes, formatDate } from '../../lib/format.ts';
+import { formatDate, formatFileSize } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
-import { FilePreview } from './file-preview.tsx';
+import { Link } from 'react-router-dom';
+import { FileThumb } from '../../components/file-thumb.tsx';
+import { FilterFold } from '../../components/filter-fold.tsx';
+import { ShareButton } from '../../components/share-button.tsx';
+import { FilePreview, previewKind } from './file-preview.tsx';
 import './files.css';
 import { Banner } from '../../components/banner.tsx';
 
 export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
 
-const SORTS: { value: NonNullable<FileSort>; label: string }[] = [
-  { value: 'newest', label: 'Newest' },
-  { value: 'oldest', label: 'Oldest' },
-  { value: 'largest', label: 'Largest' },
-  { value: 'smallest', label: 'Smallest' },
-];
 
 /** Spec §2 /uploaded: the user's own files, 6 per page. */
 export function UploadedPage() {
@@ -31,9 +30,11 @@ export function UploadedPage() {
   const [total, setTotal] = useState(0);
   const [page, setPage] = useState(1);
   const [name, setName] = useState('');
-  const [sort, setSort] = useState<NonNullable<FileSort>>('newest');
+  const [sort, setSort] = useState<FileSortValue>('newest');
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState('');
+  // The original plays only when asked for (spec §2 preview by type); the list shows small previews.
+  const [playing, setPlaying] = useState<string | null>(null);
   const nameFilter = useDebounced(name);
 
   const load = useCallback(async () => {
@@ -81,6 +82,7 @@ export function UploadedPage() {
   return (
     <div>
       <h1 className="page-title">Uploaded Files</h1>
+      <FilterFold active={name ? 1 : 0}>
       <div className="card filters">
         <div className="field">
           <label htmlFor="files-name">Filter by name</label>
@@ -97,41 +99,57 @@ export function UploadedPage() {
         </div>
         <div className="field">
           <label htmlFor="files-sort">Sort</label>
-          <select
+          <FileSortSelect
             id="files-sort"
-            className="input"
             value={sort}
-            onChange={(e) => {
-              setSort(e.target.value as NonNullable<FileSort>);
+            onChange={(next) => {
+              setSort(next);
               setPage(1);
             }}
-          >
-            {SORTS.map((s) => (
-              <option key={s.value} value={s.value}>
-                {s.label}
-              </option>
-            ))}
-          </select>
+          />
         </div>
       </div>
+      </FilterFold>
       <Banner kind="error" text={error} />
-      {!loading && !error && files.length === 0 && <p className="hint">{name ? 'No files match this name.' : 'You have not uploaded any files yet.'}</p>}
+      {!loading && !error && files.length === 0 &&
+        (name ? (
+          <p className="hint">No files match this name.</p>
+        ) : (
+          // Issue 11 item 12: an empty list says what to do next.
+          <div className="card empty-state">
+            <h2>No files yet</h2>
+            <p className="hint">You have not uploaded any files yet. Your uploads appear here, with a link to share each one.</p>
+            <Link to="/dashboard" className="btn btn-primary">
+              Upload files
+            </Link>
+          </div>
+        ))}
       <ul className="file-grid" aria-busy={loading}>
         {files.map((f) => {
           const link = shareLink(filesUrl || new URL(f.url).origin, f.url);
           return (
             <li key={f.actual_name} className="card file-card">
-              <div className="file-preview">
-                <FilePreview file={f} src={link} />
-              </div>
+              {playing === f.actual_name ? (
+                <div className="file-preview">
+                  <FilePreview file={f} src={link} />
+                </div>
+              ) : (
+                <FileThumb file={f} sizes="(max-width: 600px) calc(100vw - 3rem), 18rem" />
+              )}
               <h2 className="file-name" title={f.original_name}>
                 {f.original_name}
               </h2>
               <p className="hint">
-                {formatBytes(f.size)} · {formatDate(f.time_created)}
+                {formatFileSize(f.size)} · {formatDate(f.time_created)}
               </p>
               <div className="row">
                 <CopyLink url={link} asButton />
+                <ShareButton url={link} title={f.original_name} ariaLabel={`Share ${f.original_name}`} />
+                {previewKind(f.mime_type) !== 'none' && playing !== f.actual_name && (
+                  <button type="button" className="btn btn-small" onClick={() => setPlaying(f.actual_name)} aria-label={`${previewKind(f.mime_type) === 'image' ? 'View' : 'Play'} ${f.original_name}`}>
+                    {previewKind(f.mime_type) === 'image' ? 'View' : 'Play'}
+                  </button>
+                )}
                 <a className="btn btn-small" href={link} target="_blank" rel="noopener noreferrer" aria-label={`Open ${f.original_name}`}>
                   Open
                 </a>

@@ -11,6 +11,8 @@ import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
 import { Banner } from '../../components/banner.tsx';
+import { StateBadge } from '../../components/state-badge.tsx';
+import { Link } from 'react-router-dom';
 
 type Claimed = 'all' | 'claimed' | 'unclaimed';
 
@@ -23,6 +25,7 @@ export function InvitesPage() {
   const [claimed, setClaimed] = useState<Claimed>('all');
   const [claimedBy, setClaimedBy] = useState('');
   const [error, setError] = useState('');
+  const [loaded, setLoaded] = useState(false);
   const claimedByFilter = useDebounced(claimedBy);
 
   const load = useCallback(async () => {
@@ -35,6 +38,7 @@ export function InvitesPage() {
       setInvites(res.invites);
       setTotalPages(Math.max(1, res.totalPages));
       setError('');
+      setLoaded(true);
     } catch (err) {
       setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
     }
@@ -91,6 +95,16 @@ export function InvitesPage() {
         </div>
       </div>
       <Banner kind="error" text={error} />
+      {/* Issue 11 item 12: no invites at all yet says where they come from. */}
+      {loaded && !error && invites.length === 0 && claimed === 'all' && !claimedBy && (
+        <div className="card empty-state">
+          <h2>No invites yet</h2>
+          <p className="hint">Invite keys you generate in Settings are listed here, with who claimed them.</p>
+          <Link to="/settings" className="btn btn-primary">
+            Generate an invite key
+          </Link>
+        </div>
+      )}
       <div className="card">
         <ResponsiveTable
           caption="Invites you created"
@@ -102,7 +116,7 @@ export function InvitesPage() {
               key: 'key',
               header: 'Invite key',
               render: (i) => (
-                <CopyLink url={i.inviteKey} className="mono">
+                <CopyLink url={i.inviteKey} className="mono tap">
                   {i.inviteKey}
                 </CopyLink>
               ),
@@ -110,7 +124,7 @@ export function InvitesPage() {
             {
               key: 'status',
               header: 'Status',
-              render: (i) => <span className={`badge ${i.claimed ? 'badge-success' : ''}`}>{i.claimed ? 'Claimed' : 'Unclaimed'}</span>,
+              render: (i) => <StateBadge state={i.claimed ? 'Claimed' : 'Unclaimed'} />,
             },
             { key: 'by', header: 'Claimed by', render: (i) => i.claimedBy ?? '—' },
             { key: 'created', header: 'Created', render: (i) => formatDate(i.createdAt) },

@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { ResponseOf } from '../../../contract/common.ts';
 import type { utilsGenerateInvite, utilsInviteLimit } from '../../../contract/utils.ts';
-import { CopyLink } from '../../components/copy-link.tsx';
+import { Link } from 'react-router-dom';
+import { InviteKeyRow } from '../../components/invite-key-row.tsx';
+import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -11,6 +13,9 @@ export function InviteKeysSection() {
   const [limit, setLimit] = useState<ResponseOf<typeof utilsInviteLimit> | null>(null);
   const [generated, setGenerated] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
+  const { siteName } = useRuntimeConfig();
+  // Issue 11 item 12: nothing left this week means the button cannot be pressed, and says why.
+  const noneLeft = limit !== null && limit.remainingInvites <= 0;
 
   const load = useCallback(async () => {
     try {
@@ -49,18 +54,29 @@ export function InviteKeysSection() {
       ) : (
         <p className="hint">Loading your weekly invite allowance…</p>
       )}
-      <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void generate()}>
-        Generate invite key
-      </button>
+      <div className="row">
+        <button
+          type="button"
+          className="btn btn-primary"
+          disabled={busy || noneLeft}
+          aria-describedby={noneLeft ? 'invitekeys-none-left' : undefined}
+          onClick={() => void generate()}
+        >
+          Generate invite key
+        </button>
+        <Link to="/invites" className="btn">
+          Invites Given
+        </Link>
+      </div>
+      {noneLeft && (
+        <p id="invitekeys-none-left" className="hint">
+          You have used all of this week&apos;s invite keys.
+        </p>
+      )}
       {generated.length > 0 && (
-        <ul className="key-list">
+        <ul className="invite-keys">
           {generated.map((k) => (
-            <li key={k} className="row key-row">
-              <code className="key-value">{k}</code>
-              <CopyLink url={k} asButton>
-                Copy
-              </CopyLink>
-            </li>
+            <InviteKeyRow key={k} inviteKey={k} siteName={siteName} />
           ))}
         </ul>
       )}

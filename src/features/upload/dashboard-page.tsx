@@ -4,6 +4,8 @@ import type { utilsFileSize } from '../../../contract/utils.ts';
 import { call } from '../../lib/api-client.ts';
 import { formatMaxFileSize } from '../../lib/format.ts';
 import { getUploader } from '../../upload/page/instance.ts';
+import { isTouchDevice, useLocalPictures } from './local-pictures.ts';
+import { RecentUploads } from './recent-uploads.tsx';
 import { UploadList } from './upload-list.tsx';
 import { UrlUpload } from './url-upload.tsx';
 import { useUploads } from './use-uploads.ts';
@@ -13,7 +15,12 @@ import './upload.css';
 export function DashboardPage() {
   const uploader = useMemo(() => getUploader(), []);
   const items = useUploads(uploader);
-  const [maxSize, setMaxSize] = useState<number | null>(null);
+  // null while asking; 'unknown' after a failure: spec §8 only logs it, and the label is left
+  // out rather than stuck on '…' (issue 11 item 12). Asked again when the connection returns.
+  const [maxSize, setMaxSize] = useState<number | null | 'unknown'>(null);
+  const pictures = useLocalPictures();
+  const [touch] = useState(isTouchDevice);
+  const finished = items.filter((i) => i.state === 'done').length;
   const [showUrl, setShowUrl] = useState(false);
   const [dragging, setDragging] = useState(false);
   const inputRef = useRef<HTMLInputElement>(null);
@@ -21,9 +28,20 @@ export function DashboardPage() {
   const shared = params.get('shared') === '1';
 
   useEffect(() => {
-    call<typeof utilsFileSize>('/api/v1/utils/filesize', {})
-      .then((r) => setMaxSize(r.maxFileSize))
-      .catch((err: unknown) => console.error('Could not load the maximum file size', err)); // spec §8: only logged
+    let live = true;
+    const ask = () =>
+      call<typeof utilsFileSize>('/api/v1/utils/filesize', {})
+        .then((r) => live && setMaxSize(r.maxFileSize))
+        .catch((err: unknown) => {
+          console.error('Could not load the maximum file size', err); // spec §8: only logged
+          if (live) setMaxSize((m) => (typeof m === 'number' ? m : 'unknown'));
+        });
+    void ask();
+    window.addEventListener('online', ask);
+    return () => {
+      live = false;
+      window.removeEventListener('online', ask);
+    };
   }, []);
 
   // Spec §2 paste support: files on the clipboard anywhere on the page join the queue.
@@ -34,15 +52,18 @@ export function DashboardPage() {
       if (files.length === 0) return; // text pasted into a field stays text
       if (target?.tagName === 'INPUT' && (target as HTMLInputElement).type !== 'file') return;
       e.preventDefault();
+      pictures.remember(files);
       void uploader.enqueue(files);
     }
     document.addEventListener('paste', onPaste);
     return () => document.removeEventListener('paste', onPaste);
-  }, [uploader]);
+  }, [uploader, pictures]);
 
   function add(list: FileList | null) {
     const files = [...(list ?? [])];
-    if (files.length > 0) void uploader.enqueue(files);
+    if (files.length === 0) return;
+    pictures.remember(files);
+    void uploader.enqueue(files);
   }
 
   return (
@@ -57,7 +78,7 @@ export function DashboardPage() {
         <h2 id="uploader-title" className="visually-hidden">
           Upload files
         </h2>
-        <p className="hint max-size">Maximum file size: {maxSize === null ? '…' : formatMaxFileSize(maxSize)}</p>
+        {maxSize !== 'unknown' && <p className="hint max-size">Maximum file size: {maxSize === null ? '…' : formatMaxFileSize(maxSize)}</p>}
         <div
           className={`dropzone${dragging ? ' dragging' : ''}`}
           data-testid="dropzone"
@@ -72,9 +93,10 @@ export function DashboardPage() {
             add(e.dataTransfer.files);
           }}
         >
-          <p>Drag and drop files here, paste them, or</p>
-          <button type="button" className="btn btn-primary" onClick={() => inputRef.current?.click()}>
-            Choose files
+          {/* A phone has no drag and drop: it picks from the photo library and files (issue 11 item 8). */}
+          <p>{touch ? 'Photos, videos and any other file, several at once.' : 'Drag and drop files here, paste them, or'}</p>
+          <button type="button" className="btn btn-primary btn-large" onClick={() => inputRef.current?.click()}>
+            {touch ? 'Choose photos & files' : 'Choose files'}
           </button>
           <input
             ref={inputRef}
@@ -99,7 +121,8 @@ export function DashboardPage() {
           </div>
         )}
       </section>
-      <UploadList items={items} uploader={uploader} />
+      <UploadList items={items} uploader={uploader} pictureOf={pictures.pictureOf} />
+      <RecentUploads refreshKey={finished} localPicture={pictures.pictureOf} />
     </div>
   );
 }

@@ -1,10 +1,10 @@
 import { useRef } from 'react';
-import { CopyLink } from '../../components/copy-link.tsx';
 import { shareLink } from '../../lib/clipboard.ts';
-import { formatBytes } from '../../lib/format.ts';
+import { formatFileSize } from '../../lib/format.ts';
 import { notifyError } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import type { ShownState, UploadItem, Uploader } from '../../upload/uploader.ts';
+import { FinishedActions } from './finished-actions.tsx';
 import { percentOf } from './use-uploads.ts';
 
 const STATE_TEXT: Record<ShownState, string> = {
@@ -23,7 +23,7 @@ const STATE_TEXT: Record<ShownState, string> = {
 
 function stateText(item: UploadItem): string {
   // Issue 11 item 2: while the copy into browser storage runs, say how much of it is saved.
-  if (item.state === 'preparing') return `Preparing: ${formatBytes(item.savedBytes ?? 0)} saved on this device`;
+  if (item.state === 'preparing') return `Preparing: ${formatFileSize(item.savedBytes ?? 0)} saved on this device`;
   return STATE_TEXT[item.state];
 }
 
@@ -51,8 +51,15 @@ function ChooseAgain({ item, uploader }: { item: UploadItem; uploader: Uploader 
   );
 }
 
+interface Props {
+  items: UploadItem[];
+  uploader: Uploader;
+  /** A local picture of a file picked on this device, shown beside a finished upload (issue 11 item 8). */
+  pictureOf?: (name: string, size: number) => string | null;
+}
+
 /** One row per file: a progress bar (spec §4), and at 100 the link that copies on click. */
-export function UploadList({ items, uploader }: { items: UploadItem[]; uploader: Uploader }) {
+export function UploadList({ items, uploader, pictureOf }: Props) {
   const { filesUrl } = useRuntimeConfig();
   if (items.length === 0) return null;
   return (
@@ -75,7 +82,7 @@ export function UploadList({ items, uploader }: { items: UploadItem[]; uploader:
               <div className="upload-item-head">
                 <span className="upload-name">{item.name}</span>
                 <span className="hint">
-                  {formatBytes(item.size)} · {stateText(item)} · {pct}%
+                  {formatFileSize(item.size)} · {stateText(item)} · {pct}%
                   {!item.persistent && item.state !== 'done' ? ' · lost if you leave this page' : ''}
                 </span>
               </div>
@@ -98,7 +105,7 @@ export function UploadList({ items, uploader }: { items: UploadItem[]; uploader:
               )}
               {item.state === 'interrupted' && <p className="hint">Choose the same file again to continue where the upload stopped.</p>}
               <div className="row upload-actions">
-                {item.state === 'done' && link && <CopyLink url={link} className="upload-link" />}
+                {item.state === 'done' && link && <FinishedActions item={item} link={link} pictureOf={pictureOf} />}
                 {moving && (
                   <button type="button" className="btn btn-small" onClick={() => void uploader.pause(item.id)}>
                     Pause

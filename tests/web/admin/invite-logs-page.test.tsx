@@ -63,7 +63,12 @@ describe('admin invite logs screen', () => {
     await userEvent.type(count, '3');
     await userEvent.click(screen.getByRole('button', { name: 'Create' }));
     const list = await screen.findByRole('list', { name: 'New invite keys' });
-    expect(within(list).getAllByRole('listitem').map((li) => li.textContent)).toEqual(['NEW-0', 'NEW-1', 'NEW-2']);
+    expect(within(list).getAllByRole('listitem').map((li) => li.querySelector('code')?.textContent)).toEqual(['NEW-0', 'NEW-1', 'NEW-2']);
+    // Issue 11 item 11: each new key comes with Copy, Share and the link that fills in /register.
+    const first = within(list).getAllByRole('listitem')[0]!;
+    expect(within(first).getByRole('button', { name: 'Copy' })).toBeInTheDocument();
+    expect(within(first).getByRole('button', { name: 'Share invite NEW-0' })).toBeInTheDocument();
+    expect(within(first).getByRole('link')).toHaveAttribute('href', `${window.location.origin}/register?invite=NEW-0`);
     expect(server.calls.find((c) => c.path === '/api/v1/admin/create/invites')?.body).toEqual({ count: 3 });
   });
 

@@ -46,6 +46,11 @@ describe('admin users screen', () => {
     const server = serve({ '/api/v1/admin/update/role': () => ({ success: true }) });
     renderAdmin('/admin/users', ADMIN);
     await userEvent.selectOptions(await screen.findByRole('combobox', { name: 'Role of bob' }), 'mod');
+    // Issue 11 item 11: nothing changes until the admin confirms.
+    const dialog = await screen.findByRole('alertdialog');
+    expect(dialog).toHaveTextContent('Change the role of bob from default to mod?');
+    expect(server.calls.some((c) => c.path === '/api/v1/admin/update/role')).toBe(false);
+    await userEvent.click(within(dialog).getByRole('button', { name: 'Make mod' }));
     await waitFor(() => expect(server.calls.some((c) => c.path === '/api/v1/admin/update/role')).toBe(true));
     expect(server.calls.find((c) => c.path === '/api/v1/admin/update/role')?.body).toEqual({ userId: 'u2', newRole: 'mod' });
   });
