@@ -106,10 +106,12 @@ export const adminSetLimit = endpoint(
 );
 export const adminSetStorageQuota = endpoint(
   '/api/v1/admin/set/storagequota',
-  // In MB; null lifts the quota (unlimited, the default).
-  Body({ token: Token, roleName: RoleName, quotaMb: Type.Union([Type.Integer({ minimum: 0, maximum: 1_073_741_824 }), Type.Null()]) }),
+  // In MB, at least 1 (a quota of nothing is what allow_uploading is for).
+  Body({ token: Token, roleName: RoleName, quotaMb: Type.Integer({ minimum: 1, maximum: 1_073_741_824 }) }),
   SuccessOnly,
 );
+/** Lifts a role's storage quota: unlimited again, the default. */
+export const adminDeleteStorageQuota = endpoint('/api/v1/admin/delete/storagequota', Body({ token: Token, roleName: RoleName }), SuccessOnly);
 
 export const UserSort = Type.Optional(
   Type.Union([Type.Literal('time_created_desc'), Type.Literal('time_created_asc'), Type.Literal('role')]),

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import {
   adminAddMimeTypes,
   adminCreateInvites,
+  adminDeleteStorageQuota,
   adminDeleteMimeType,
   adminInviteLogs,
   adminLimits,
@@ -65,7 +66,12 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: Deps): Pro
 
   post(app, deps, adminSetStorageQuota, admin, async ({ body }) => {
     await deps.settings.setStorageQuota(body.roleName, body.quotaMb);
-    return { success: true as const, message: body.quotaMb === null ? 'Storage quota lifted.' : 'Storage quota updated.' };
+    return { success: true as const, message: 'Storage quota updated.' };
+  });
+
+  post(app, deps, adminDeleteStorageQuota, admin, async ({ body }) => {
+    await deps.settings.setStorageQuota(body.roleName, null);
+    return { success: true as const, message: 'Storage quota lifted.' };
   });
 
   post(app, deps, adminUsers, admin, async ({ body }) => ({ success: true as const, ...(await pageOfUsers(deps, body)) }));

@@ -2,7 +2,7 @@ import { useCallback, useState, type FormEvent } from 'react';
 import type { Static } from 'typebox';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
-import type { LimitName, UploadLimits, adminLimits, adminSetLimit, adminSetStorageQuota } from '../../../contract/admin.ts';
+import type { LimitName, UploadLimits, adminDeleteStorageQuota, adminLimits, adminSetLimit, adminSetStorageQuota } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
 import { useLoader } from './use-loader.ts';
 import { GENERAL_FAILURE } from './admin-types.ts';
@@ -10,7 +10,7 @@ import { GENERAL_FAILURE } from './admin-types.ts';
 type Limits = Static<typeof UploadLimits>;
 type Role = keyof Limits['storage_quota'];
 
-// The server's bounds (contract/admin.ts): limits 1 .. 1,048,576; quotas 0 .. 1,073,741,824 MB.
+// The server's bounds (contract/admin.ts): limits 1 .. 1,048,576; quotas 1 .. 1,073,741,824 MB.
 const MAX_LIMIT = 1_048_576;
 const MAX_QUOTA = 1_073_741_824;
 
@@ -128,13 +128,17 @@ export function UploadLimitsSection() {
               id={`quota-${role}`}
               label={`${role} quota`}
               initial={limits.storage_quota[role] === null ? '' : String(limits.storage_quota[role])}
-              min={0}
+              min={1}
               max={MAX_QUOTA}
               allowEmpty
               save={(value) =>
                 guarded(async () => {
+                  if (value === null) {
+                    await call<typeof adminDeleteStorageQuota>('/api/v1/admin/delete/storagequota', { roleName: role });
+                    return `${role} has no storage quota now.`;
+                  }
                   await call<typeof adminSetStorageQuota>('/api/v1/admin/set/storagequota', { roleName: role, quotaMb: value });
-                  return value === null ? `${role} has no storage quota now.` : `${role} may now store ${value} MB.`;
+                  return `${role} may now store ${value} MB.`;
                 })()
               }
             />

@@ -96,7 +96,8 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     const trusted = await t.createUser({ role: 'trusted' });
     expect((await send({ originalname: 'w.bin' }, randomBytes(2 * MB), trusted.token)).status).toBe(200);
 
-    expect((await admin('set/storagequota', { roleName: 'default', quotaMb: null })).status).toBe(200);
+    expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 0 })).status).toBe(400);
+    expect((await admin('delete/storagequota', { roleName: 'default' })).status).toBe(200);
     expect((await whole(400 * 1024)).status).toBe(200);
   });
 });

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
@@ -204,8 +205,18 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
       const uploadId = crypto.randomUUID();
       const data = randomBytes(CHUNK);
       const cutAt = 20_000 + round * 7_000;
-      const cut = await send({ uploadId, originalname: 'cut.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 }, data, cutAt);
-      expect(cut.status).toBe(0);
+      const fields = { token: user.token, uploadId, originalname: 'cut.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 };
+      // Send part of the chunk, wait until the server is writing it, then drop the connection.
+      const boundary = `----cut${round}`;
+      const req = http.request(`${t.apiUrl}/api/v1/files/upload`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } });
+      req.on('error', () => {});
+      for (const [k, v] of Object.entries(fields)) req.write(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${String(v)}\r\n`);
+      req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="blob"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+      req.write(data.subarray(0, cutAt));
+      // Wait until the server has written what it received (the parser may hold back a few bytes).
+      const onDisk = async () => partialFiles().reduce((n, f) => n + fs.statSync(path.join(t.dataDir, 'storage', 'partial', f)).size, 0);
+      await until(onDisk, (n) => n > cutAt - 200);
+      req.destroy();
       // Asked at once, no polling: the answer must already hold what the cut request stored.
       const s = await status(uploadId);
       expect(s.status).toBe(200);
@@ -215,11 +226,9 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
       expect(partial?.bytes).toBeGreaterThan(cutAt - 200);
       expect(partial?.bytes).toBeLessThanOrEqual(cutAt);
       const kept = partial?.bytes ?? 0;
-      const rest = await send(
-        { uploadId, originalname: 'cut.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2, chunkOffset: kept, chunkHash: sha256(data) },
-        data.subarray(kept),
-      );
+      const rest = await send({ ...fields, chunkOffset: kept, chunkHash: sha256(data) }, data.subarray(kept));
       expect(rest.body).toEqual({ success: true, received: [0], totalChunks: 2 });
+      expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId })).status).toBe(200);
     }
   });
 });

@@ -27,7 +27,11 @@ function serve() {
       return { success: true };
     },
     '/api/v1/admin/set/storagequota': (b) => {
-      limits.storage_quota[b.roleName as 'default'] = b.quotaMb as number | null;
+      limits.storage_quota[b.roleName as 'default'] = b.quotaMb as number;
+      return { success: true };
+    },
+    '/api/v1/admin/delete/storagequota': (b) => {
+      limits.storage_quota[b.roleName as 'default'] = null;
       return { success: true };
     },
   });
@@ -39,7 +43,8 @@ describe('upload limits in Site Settings (design §6)', () => {
   it('shows the per-user bounds and saves a new one, refusing a value the server would refuse', async () => {
     const server = serve();
     renderAdmin('/admin/settings', ADMIN);
-    const uploads = await screen.findByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' });
+    // The admin routes load lazily: on a busy machine the first paint can take a few seconds.
+    const uploads = await screen.findByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' }, { timeout: 15_000 });
     expect(uploads).toHaveValue(20);
     expect(screen.getByRole('spinbutton', { name: 'Unfinished upload size per user (MB)' })).toHaveValue(2048);
     expect(screen.getByRole('spinbutton', { name: 'URL uploads at once per user (fetches)' })).toHaveValue(3);
@@ -60,7 +65,7 @@ describe('upload limits in Site Settings (design §6)', () => {
   it('shows each role quota, empty meaning unlimited, and lifts or sets one', async () => {
     const server = serve();
     renderAdmin('/admin/settings', ADMIN);
-    const quota = await screen.findByRole('spinbutton', { name: 'default quota' });
+    const quota = await screen.findByRole('spinbutton', { name: 'default quota' }, { timeout: 15_000 });
     expect(quota).toHaveValue(500);
     expect(screen.getByRole('spinbutton', { name: 'trusted quota' })).toHaveValue(null);
     expect(screen.getByRole('spinbutton', { name: 'trusted quota' })).toHaveAttribute('placeholder', 'Unlimited');
@@ -68,10 +73,15 @@ describe('upload limits in Site Settings (design §6)', () => {
     await userEvent.clear(quota);
     await userEvent.click(screen.getByRole('button', { name: 'Save default quota' }));
     await waitFor(() =>
-      expect(server.calls.find((c) => c.path === '/api/v1/admin/set/storagequota')?.body).toEqual({ roleName: 'default', quotaMb: null }),
+      expect(server.calls.find((c) => c.path === '/api/v1/admin/delete/storagequota')?.body).toEqual({ roleName: 'default' }),
     );
 
+    await waitFor(() => expect(screen.getByRole('spinbutton', { name: 'default quota' })).toHaveValue(null));
     const mod = screen.getByRole('spinbutton', { name: 'mod quota' });
+    await userEvent.type(mod, '0');
+    await userEvent.click(screen.getByRole('button', { name: 'Save mod quota' }));
+    expect(screen.getByText('Enter a whole number from 1 to 1073741824, or leave it empty for no limit.')).toBeInTheDocument();
+    await userEvent.clear(mod);
     await userEvent.type(mod, '10240');
     await userEvent.click(screen.getByRole('button', { name: 'Save mod quota' }));
     await waitFor(() => expect(server.calls.filter((c) => c.path === '/api/v1/admin/set/storagequota').at(-1)?.body).toEqual({ roleName: 'mod', quotaMb: 10240 }));
