@@ -97,8 +97,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     metadata,
     previews,
     close: async () => {
-      await previews.close();
+      // The queue stops taking work first; ending the readers then ends the job it is waiting on.
+      const queueStopped = previews.close();
       await Promise.all([metadata.close(), previewReaders.close()]);
+      await queueStopped;
       if (redis) await closeRedis(redis);
       await handle.close();
     },

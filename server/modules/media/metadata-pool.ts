@@ -141,13 +141,18 @@ export class MetadataPool {
   }
 
   private async run(slot: Slot, job: Job): Promise<void> {
-    // A worker that never became ready: the job gets no answer rather than a second wait.
-    if (!(await slot.ready)) return job.resolve(null);
+    // A reader that never became ready, or ended since: the job gets no answer rather than a second wait.
+    if (!(await slot.ready) || !slot.child.connected) return job.resolve(null);
     const id = this.nextId++;
     let busyLeft = this.limits.busyMs;
     let busySince = Date.now();
     let settled = false;
-    const kill = () => void slot.child.kill('SIGKILL');
+    // Past a deadline the job ends here and now, whenever the reader's 'exit' arrives.
+    const kill = () => {
+      slot.child.kill('SIGKILL');
+      this.all.delete(slot.child);
+      finish(null, false);
+    };
     let busyTimer = setTimeout(kill, busyLeft);
     const totalTimer = setTimeout(kill, this.limits.totalMs);
     const finish = (result: TaskResult | null, healthy: boolean) => {

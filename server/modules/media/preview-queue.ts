@@ -77,6 +77,9 @@ export class PreviewQueue {
     const rendered = isPreviewable(file.mime_type, file.size)
       ? await this.pool.previews(file.size, (start, end) => readAll(this.storage.read(file.storage_key, { start, end: end - 1 })))
       : null;
+    // Shutting down: the readers were ended, so null says nothing about the image. The row stays
+    // without a record and the next start's backfill makes its previews.
+    if (this.closed) return;
     const stored: StoredPreview[] = [];
     const tag = crypto.randomBytes(4).toString('base64url');
     let writing: string | null = null;
