@@ -137,7 +137,7 @@ describe.each(DIALECTS)('upload queue ownership and order on %s', (dialect) => {
 
   it('cancel stops at once and says cancelled; undo brings it back; without undo it is gone, here and on the server', async () => {
     h = await createHarness(dialect);
-    const { queue, store } = await h.openTab({ undoMs: 400 });
+    const { queue, store } = await h.openTab({ undoMs: 1500 });
     h.proxy.stallNextUpload(1000);
     const [kept] = await queue.enqueue([textFile(CHUNK * 2, 'kept.txt')]);
     await waitUntil(() => h.proxy.uploads.length === 1);

@@ -1,7 +1,9 @@
 import type { UploadStore } from '../store/upload-store.ts';
 import type { UploadRecord } from '../store/schema.ts';
 import { writeFileChunks } from '../store/write-chunks.ts';
-import { sendLockName, writeLockName } from './chunk-source.ts';
+import { fingerprintOf, sameFile } from '../store/fingerprint.ts';
+import { sendLockName, writeLockName, writerAlive } from './chunk-source.ts';
+import { isSendable } from './records.ts';
 import type { LockManagerLike } from './environment.ts';
 
 export interface LocalCopyDeps {
@@ -52,6 +54,30 @@ export class LocalCopy {
       file,
       () => record,
     );
+  }
+
+  /**
+   * Issue 11 item 2: copies nobody is writing any more (their write lock is free), and that
+   * never finished, wait for their file: nothing is sent for them.
+   */
+  async markInterrupted(): Promise<void> {
+    const store = this.deps.store;
+    for (const r of await store.list()) {
+      if (r.writeComplete || !isSendable(r) || (await writerAlive(this.deps.locks, r.id))) continue;
+      await store.update(r.id, (x) => (x.writeComplete || !isSendable(x) ? x : { ...x, state: 'interrupted' }));
+    }
+  }
+
+  /** A picked file that is the same as an interrupted copy (of an upload `mine` accepts) continues it. */
+  async continueSameFile(file: File, mine: (record: UploadRecord) => boolean): Promise<UploadRecord | null> {
+    const store = this.deps.store;
+    const candidates = (await store.list()).filter((r) => r.state === 'interrupted' && mine(r) && r.name === file.name && r.size === file.size);
+    if (candidates.length === 0) return null;
+    const picked = await fingerprintOf(file);
+    const match = candidates.find((r) => sameFile(r, picked));
+    if (!match) return null;
+    await this.continue(match, file);
+    return (await store.get(match.id)) ?? null;
   }
 
   /** Every copy still running, for a clean close. */

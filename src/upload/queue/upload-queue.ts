@@ -11,6 +11,7 @@ import { ownedBy, type QueueAuth } from './owner.ts';
 import { ProgressView } from './progress.ts';
 import { RecordBook } from './record-book.ts';
 import { CANCEL_UNDO_MS, isSendable, toItem } from './records.ts';
+import { CancelTimers } from './cancel-timers.ts';
 import { runUpload, type RunDeps } from './run-upload.ts';
 import { hasRoomFor } from './storage-room.ts';
 import type { Transport } from './transport.ts';
@@ -66,7 +67,7 @@ export class UploadQueue {
   /** Uploads being sent by this context (stored and in-memory together share the limit). */
   private readonly running = new Set<string>();
   private readonly progress: ProgressView;
-  private readonly undoTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  private readonly cancels: CancelTimers;
   private readonly listeners = new Set<(items: UploadItem[]) => void>();
   private readonly wakeups: Wakeups;
   private readonly unsubscribe: (() => void)[] = [];
@@ -79,6 +80,9 @@ export class UploadQueue {
     this.wakeups = new Wakeups(deps.pollMs ?? 2000);
     this.book = new RecordBook(deps.store, () => this.changed(true));
     this.progress = new ProgressView(() => void this.emit());
+    this.cancels = new CancelTimers(deps.undoMs ?? CANCEL_UNDO_MS, async (id) => {
+      if ((await this.book.get(id))?.state === 'cancelled') await this.dropNow(id, await this.deps.auth());
+    });
     this.copy = deps.store
       ? new LocalCopy({ store: deps.store, locks: deps.locks, changed: () => this.changed(true), keepInMemory: (r, f) => this.book.keepInMemory(r, f) })
       : null;
@@ -104,7 +108,7 @@ export class UploadQueue {
     if (this.deps.store) {
       const signal = this.closing.signal;
       // Issue 11 item 2: a copy cut off by a reload is known at once, before anything is sent.
-      void this.findInterruptedCopies().then(() => this.changed(true));
+      void this.copy!.markInterrupted().then(() => this.changed(true));
       void this.expireCancelled();
       this.loops.push(
         this.deps.locks
@@ -122,7 +126,7 @@ export class UploadQueue {
   async close(): Promise<void> {
     this.closing.abort();
     for (const controller of this.active.values()) controller.abort();
-    for (const timer of this.undoTimers.values()) clearTimeout(timer);
+    this.cancels.clearAll();
     this.wake();
     await Promise.allSettled([...this.loops, this.copy?.settled()]);
     for (const off of this.unsubscribe) off();
@@ -152,7 +156,7 @@ export class UploadQueue {
     const queued: UploadItem[] = [];
     const fresh: File[] = [];
     for (const file of files) {
-      const resumed = await this.continueInterrupted(file, auth);
+      const resumed = this.copy ? await this.copy.continueSameFile(file, (r) => ownedBy(r, auth)) : null;
       if (resumed) queued.push(toItem(resumed, true));
       else fresh.push(file);
     }
@@ -201,12 +205,11 @@ export class UploadQueue {
     const cancelledAt = Date.now();
     await this.book.update(id, (r) => (r.state === 'cancelled' || r.state === 'done' ? r : { ...r, state: 'cancelled', beforeCancel: r.state, cancelledAt }));
     this.active.get(id)?.abort();
-    this.scheduleRemoval(id, this.deps.undoMs ?? CANCEL_UNDO_MS);
+    this.cancels.schedule(id, cancelledAt);
   }
 
   async undoCancel(id: string): Promise<void> {
-    clearTimeout(this.undoTimers.get(id));
-    this.undoTimers.delete(id);
+    this.cancels.clear(id);
     await this.book.update(id, (r) => {
       if (r.state !== 'cancelled') return r;
       const { beforeCancel, cancelledAt: _at, ...rest } = r;
@@ -247,21 +250,9 @@ export class UploadQueue {
     void this.abortForeign();
   }
 
-  private scheduleRemoval(id: string, ms: number): void {
-    clearTimeout(this.undoTimers.get(id));
-    const timer = setTimeout(async () => {
-      this.undoTimers.delete(id);
-      if ((await this.book.get(id))?.state === 'cancelled') await this.dropNow(id, await this.deps.auth());
-    }, ms);
-    this.undoTimers.set(id, timer);
-  }
-
   /** A cancel left in the store by a closed page is carried out by whoever starts next. */
   private async expireCancelled(): Promise<void> {
-    const undoMs = this.deps.undoMs ?? CANCEL_UNDO_MS;
-    for (const { record } of await this.book.all()) {
-      if (record.state === 'cancelled') this.scheduleRemoval(record.id, Math.max(0, (record.cancelledAt ?? 0) + undoMs - Date.now()));
-    }
+    for (const { record } of await this.book.all()) if (record.state === 'cancelled') this.cancels.schedule(record.id, record.cancelledAt ?? 0);
   }
 
   private async dropNow(id: string, auth: QueueAuth): Promise<void> {
@@ -277,26 +268,6 @@ export class UploadQueue {
       .catch(() => undefined);
   }
 
-  private async continueInterrupted(file: File, auth: QueueAuth): Promise<UploadRecord | null> {
-    if (!this.copy || !this.deps.store) return null;
-    const candidates = (await this.deps.store.list()).filter((r) => r.state === 'interrupted' && ownedBy(r, auth) && r.name === file.name && r.size === file.size);
-    if (candidates.length === 0) return null;
-    const picked = await fingerprintOf(file);
-    const match = candidates.find((r) => sameFile(r, picked));
-    if (!match) return null;
-    await this.copy.continue(match, file);
-    return (await this.deps.store.get(match.id)) ?? null;
-  }
-
-  /** Copies nobody is writing any more, and that never finished, wait for their file. */
-  private async findInterruptedCopies(): Promise<void> {
-    const store = this.deps.store!;
-    for (const r of await store.list()) {
-      if (r.writeComplete || !isSendable(r) || (await writerAlive(this.deps.locks, r.id))) continue;
-      await store.update(r.id, (x) => (x.writeComplete || !isSendable(x) ? x : { ...x, state: 'interrupted' }));
-    }
-  }
-
   /** The signed-in user's next stored upload nobody here is sending; interrupted copies are left alone. */
   private async nextStored(): Promise<Job | null> {
     const store = this.deps.store!;
@@ -305,7 +276,7 @@ export class UploadQueue {
       if (!isSendable(record) || this.running.has(record.id) || !ownedBy(record, auth)) continue;
       if (!record.writeComplete && !(await writerAlive(this.deps.locks, record.id))) {
         // Issue 11 item 2: nothing is sent for a copy cut off by a reload.
-        await this.findInterruptedCopies();
+        await this.copy!.markInterrupted();
         this.changed(true);
         continue;
       }
