@@ -275,6 +275,7 @@ describe('an admin on a phone (item 11)', () => {
       const sheet = page.getByRole('dialog', { name });
       for (const label of ['Ban', 'Rename', 'Reset password', 'Delete']) await sheet.getByRole('button', { name: label, exact: true }).waitFor();
       await screenshot(page, 'phone-390-admin-user-sheet-light');
+      await page.screenshot({ path: screenshotPath('readme-phone-admin-sheet') });
       await sheet.getByRole('button', { name: 'Cancel' }).click();
 
       const roleOf = async () => (await stack.api<{ user?: { role: string } }>('/api/v1/auth/data', { token: await stack.login(name, USER_PASSWORD) })).body.user?.role;
