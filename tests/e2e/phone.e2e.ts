@@ -218,6 +218,12 @@ describe('SPA basics (item 10)', () => {
       expect(res?.status()).toBe(404);
       await phone.page.getByRole('heading', { name: 'Page Not Found' }).waitFor();
       await expect.poll(() => phone.page.title()).toBe('Page Not Found · Stash');
+      // Issue 11 item 12: the browser's bar follows light and dark mode.
+      const themes = await phone.page.$$eval('meta[name="theme-color"]', (ms) => ms.map((m) => [m.getAttribute('media'), m.getAttribute('content')]));
+      expect(themes).toEqual([
+        ['(prefers-color-scheme: light)', '#ffffff'],
+        ['(prefers-color-scheme: dark)', '#141a2e'],
+      ]);
       expect((await fetch(`${stack.siteUrl}/login`)).status).toBe(200);
       const robots = await fetch(`${stack.siteUrl}/robots.txt`);
       expect(robots.status).toBe(200);
