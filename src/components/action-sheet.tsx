@@ -13,7 +13,7 @@ export interface SheetAction {
  * Issue 11 item 11: a row's actions in a sheet that rises from the bottom of a phone's screen,
  * big enough for a thumb. Modal: focus moves in and returns, Escape or the backdrop closes it.
  */
-export function ActionSheet({ title, actions, onClose }: { title: string; actions: SheetAction[]; onClose: () => void }) {
+export function ActionSheet({ title, subtitle, actions, onClose }: { title: string; subtitle?: string; actions: SheetAction[]; onClose: () => void }) {
   const titleId = useId();
   const boxRef = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -31,6 +31,7 @@ export function ActionSheet({ title, actions, onClose }: { title: string; action
         <h2 id={titleId} className="sheet-title">
           {title}
         </h2>
+        {subtitle && <p className="sheet-subtitle">{subtitle}</p>}
         <ul className="sheet-actions">
           {actions.map((a) => (
             <li key={a.label}>

@@ -218,6 +218,12 @@ describe('SPA basics (item 10)', () => {
       expect(res?.status()).toBe(404);
       await phone.page.getByRole('heading', { name: 'Page Not Found' }).waitFor();
       await expect.poll(() => phone.page.title()).toBe('Page Not Found · Stash');
+      // Issue 11 item 12: the browser's bar follows light and dark mode.
+      const themes = await phone.page.$$eval('meta[name="theme-color"]', (ms) => ms.map((m) => [m.getAttribute('media'), m.getAttribute('content')]));
+      expect(themes).toEqual([
+        ['(prefers-color-scheme: light)', '#ffffff'],
+        ['(prefers-color-scheme: dark)', '#141a2e'],
+      ]);
       expect((await fetch(`${stack.siteUrl}/login`)).status).toBe(200);
       const robots = await fetch(`${stack.siteUrl}/robots.txt`);
       expect(robots.status).toBe(200);
@@ -275,6 +281,7 @@ describe('an admin on a phone (item 11)', () => {
       const sheet = page.getByRole('dialog', { name });
       for (const label of ['Ban', 'Rename', 'Reset password', 'Delete']) await sheet.getByRole('button', { name: label, exact: true }).waitFor();
       await screenshot(page, 'phone-390-admin-user-sheet-light');
+      await page.screenshot({ path: screenshotPath('readme-phone-admin-sheet') });
       await sheet.getByRole('button', { name: 'Cancel' }).click();
 
       const roleOf = async () => (await stack.api<{ user?: { role: string } }>('/api/v1/auth/data', { token: await stack.login(name, USER_PASSWORD) })).body.user?.role;

@@ -1,5 +1,6 @@
 import { call, errorMessage, ApiError } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { formatDate } from '../../lib/format.ts';
 import { useState } from 'react';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { ActionSheet } from '../../components/action-sheet.tsx';
@@ -94,6 +95,7 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
     {sheet && (
       <ActionSheet
         title={user.username}
+        subtitle={`${user.role}${user.banned ? ', banned' : ''} · joined ${formatDate(user.time_created)}`}
         onClose={() => setSheet(false)}
         actions={[
           { label: user.banned ? 'Unban' : 'Ban', onSelect: () => void toggleBan(), disabled: isSelf, danger: !user.banned },

@@ -142,6 +142,7 @@ export function UsersPage() {
           {data.totalUsers === 1 ? '1 user' : `${data.totalUsers} users`}
         </p>
       )}
+      <div className="users-list">
       <ResponsiveTable<AdminUserRow>
         rows={data?.users ?? []}
         caption="Users"
@@ -170,6 +171,7 @@ export function UsersPage() {
           },
         ]}
       />
+      </div>
       {totalPages > 1 && <Pagination page={page} totalPages={totalPages} onPageChange={setPage} />}
     </section>
   );

@@ -80,7 +80,7 @@ export function UploadedPage() {
   }
 
   return (
-    <div>
+    <div className="uploaded-page">
       <h1 className="page-title">Uploaded Files</h1>
       <FilterFold active={name ? 1 : 0}>
       <div className="card filters">
