@@ -102,20 +102,17 @@ export class S3Storage implements Storage {
 
   async writeAt(key: string, offset: number, source: Readable): Promise<number> {
     checkKey(key);
-    const chunkStart = Math.floor(offset / this.chunkSize) * this.chunkSize;
-    const pieces = await this.listPieces(key, chunkStart, chunkStart + this.chunkSize);
-    // Keep pieces full-size: a resumed write re-sends the short piece it continues (≤ 8 MiB)
-    // so that every part but a chunk's last is large enough to be copied inside the store.
-    const segs = cover(pieces, chunkStart, offset);
-    const reached = chunkStart + coveredBytes(segs);
-    const last = segs.at(-1);
-    const merge = reached >= offset && last && last.piece.start < offset && offset - last.piece.start < this.pieceSize ? last.piece : null;
-    let pieceStart = merge ? merge.start : offset;
-    let buffered: Buffer[] = merge ? [await this.readAll(key, merge.start, offset)] : [];
-    let bufferedBytes = merge ? offset - merge.start : 0;
-    let carried = bufferedBytes;
-    // Older pieces from here on belong to an attempt this write replaces.
-    await this.deleteNames(pieces.filter((p) => p.start > pieceStart || (p.start === pieceStart && !merge)).map((p) => p.name));
+    // Reading the source starts at once, while the store is asked where this write continues:
+    // a client that sends a few bytes and hangs up must not lose them to that round trip.
+    const preparing = this.prepareWrite(key, offset);
+    preparing.catch(() => {});
+    let pieceStart = offset;
+    let buffered: Buffer[] = [];
+    let bufferedBytes = 0;
+    let carried = 0;
+    let ready = false;
+    const early: Buffer[] = [];
+    let earlyBytes = 0;
 
     let durable = 0;
     const flush = async () => {
@@ -131,31 +128,72 @@ export class S3Storage implements Storage {
       carried = 0;
     };
     const boundary = () => Math.min(pieceStart + this.pieceSize, Math.floor(pieceStart / this.chunkSize) * this.chunkSize + this.chunkSize);
+    const take = async (data: Buffer) => {
+      let buf = data;
+      while (buf.length > 0) {
+        const room = boundary() - (pieceStart + bufferedBytes);
+        const part = buf.subarray(0, room);
+        buffered.push(part);
+        bufferedBytes += part.length;
+        buf = buf.subarray(part.length);
+        if (pieceStart + bufferedBytes === boundary()) await flush();
+      }
+    };
+    const settle = async () => {
+      if (!ready) {
+        const prep = await preparing;
+        pieceStart = prep.pieceStart;
+        if (prep.prefix) {
+          buffered = [prep.prefix];
+          bufferedBytes = carried = prep.prefix.length;
+        }
+        ready = true;
+      }
+      for (const b of early.splice(0)) await take(b);
+      earlyBytes = 0;
+    };
 
     try {
       for await (const data of source) {
-        let buf = data as Buffer;
-        while (buf.length > 0) {
-          const room = boundary() - (pieceStart + bufferedBytes);
-          const take = buf.subarray(0, room);
-          buffered.push(take);
-          bufferedBytes += take.length;
-          buf = buf.subarray(take.length);
-          if (pieceStart + bufferedBytes === boundary()) await flush();
-        }
+        early.push(data as Buffer);
+        earlyBytes += (data as Buffer).length;
+        // Until the store answered, hold at most one piece (then wait for it: backpressure).
+        if (ready || earlyBytes >= this.pieceSize) await settle();
       }
     } catch (err) {
       if (err instanceof StorageError) throw err;
       // The source failed: what arrived is made durable and reported (Storage contract).
       try {
+        await settle();
         await flush();
-      } catch {
+      } catch (storeErr) {
         // The store failed too: only what was flushed before is durable.
+        if (!ready) throw storeErr;
       }
       throw new PartialWriteError(durable, err);
     }
+    await settle();
     await flush();
     return durable;
+  }
+
+  /**
+   * Where a write at `offset` starts its first piece. Pieces stay full-size: a resumed write
+   * re-sends the short piece it continues (≤ 8 MiB), so every part but a chunk's last is large
+   * enough to be copied inside the store. Older pieces from there on belong to an attempt this
+   * write replaces and are deleted.
+   */
+  private async prepareWrite(key: string, offset: number): Promise<{ pieceStart: number; prefix: Buffer | null }> {
+    const chunkStart = Math.floor(offset / this.chunkSize) * this.chunkSize;
+    const pieces = await this.listPieces(key, chunkStart, chunkStart + this.chunkSize);
+    const segs = cover(pieces, chunkStart, offset);
+    const reached = chunkStart + coveredBytes(segs);
+    const last = segs.at(-1);
+    const merge = reached >= offset && last && last.piece.start < offset && offset - last.piece.start < this.pieceSize ? last.piece : null;
+    const pieceStart = merge ? merge.start : offset;
+    const prefix = merge ? await this.readAll(key, merge.start, offset) : null;
+    await this.deleteNames(pieces.filter((p) => p.start > pieceStart || (p.start === pieceStart && !merge)).map((p) => p.name));
+    return { pieceStart, prefix };
   }
 
   async storedBytes(key: string, start: number, end: number): Promise<number> {

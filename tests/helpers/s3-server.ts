@@ -52,12 +52,15 @@ export function s3Endpoint(): Promise<string> {
 
 async function startMoto(): Promise<string> {
   const port = await freePort();
-  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // A shell minder stops moto when this test process is gone, however it ends: vitest may kill
+  // its workers without running exit handlers, and a moto left behind would hold memory forever.
+  const minder = `moto_server -H 127.0.0.1 -p ${port} & m=$!; trap 'kill $m 2>/dev/null' EXIT TERM INT; while kill -0 ${process.pid} 2>/dev/null && kill -0 $m 2>/dev/null; do sleep 1; done`;
+  const child = spawn('sh', ['-c', minder], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
-  process.once('exit', () => child.kill('SIGKILL'));
+  process.once('exit', () => child.kill('SIGTERM'));
   const endpoint = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -76,7 +76,7 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     expect(cut.status).toBe(0);
     // The server notices the closed connection asynchronously.
     let s = await status(uploadId);
-    for (let i = 0; i < 20 && (s.body.partial as unknown) === null; i++) {
+    for (let i = 0; i < 200 && (s.body.partial as unknown) === null; i++) {
       await new Promise((r) => setTimeout(r, 50));
       s = await status(uploadId);
     }
