@@ -7,9 +7,6 @@ import { cleanOriginalName } from './file-kind.ts';
 import { tooLargeMessage } from './finish-upload.ts';
 import { assertUploadsOpen, receiveWhole } from './upload.service.ts';
 
-/** Design §6: URL fetches one user may run at once, until Site Settings has `max_url_fetches`. */
-export const DEFAULT_MAX_URL_FETCHES = 3;
-
 /**
  * The slowest remote body kept (issue 8 item 5): averaged over 30 s windows, so a server
  * sending a byte every 10 s is cut within half a minute instead of holding a fetch for 15.
@@ -23,20 +20,14 @@ const MIN_REMOTE_BYTES_PER_SECOND = 1024;
  */
 const running = new Map<string, number>();
 
-async function maxUrlFetches(deps: Deps): Promise<number> {
-  // `max_url_fetches` is the Site Setting core adds (TEAM.md "Per-user limits"); until it exists
-  // here, the design's default applies.
-  const value = (await deps.settings.get()) as { max_url_fetches?: unknown };
-  return typeof value.max_url_fetches === 'number' && value.max_url_fetches > 0 ? value.max_url_fetches : DEFAULT_MAX_URL_FETCHES;
-}
-
 /**
  * `files/upload-url` (design §7): fetched server-side under the SSRF rules of safeFetch, then
  * the same size, type and naming rules as any upload.
  */
 export async function uploadFromUrl(deps: Deps, caller: Caller, rawUrl: string, fetchOptions: Partial<SafeFetchOptions> = {}): Promise<UploadDoneResponse> {
   await assertUploadsOpen(deps);
-  const max = await maxUrlFetches(deps);
+  // Design §6: Site Settings → Upload limits (default 3).
+  const max = (await deps.settings.limits()).max_url_fetches;
   const mine = running.get(caller.id) ?? 0;
   if (mine >= max) {
     throw new HttpError(429, `You already have ${mine} URL uploads running; at most ${max} may run at once. Wait for one to finish.`, {}, { 'retry-after': '10' });

@@ -10,12 +10,6 @@ import { failingSource, openDriver, pattern, readAll, source, type DriverHandle,
 const DRIVERS: DriverName[] = S3_AVAILABLE ? ['local', 's3'] : ['local'];
 warnS3Skipped();
 
-/**
- * The local driver's storedBytes/resetRange arrive with helper core's ingest work (issue 8
- * item 3); until then its interim stubs answer 0. Flip to true when that lands on main.
- */
-const LOCAL_STORED_BYTES = false;
-
 const MiB = 1024 * 1024;
 const CHUNK = 16 * MiB;
 /** The most a driver may under-report (storage.ts). */
@@ -34,7 +28,6 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     await handle?.close();
     handle = null;
   });
-  const storedBytesReady = driver !== 'local' || LOCAL_STORED_BYTES;
 
   it('stores chunks written out of order at their offsets and finalizes them into one object', async () => {
     const s = await open();
@@ -92,7 +85,7 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     expect((await readAll(s.readUnfinished(KEY, CHUNK, CHUNK + written))).equals(file.subarray(0, written))).toBe(true);
   });
 
-  it.skipIf(!storedBytesReady)('storedBytes reports the durable prefix of a cut chunk from the store, never more', async () => {
+  it('storedBytes reports the durable prefix of a cut chunk from the store, never more', async () => {
     const s = await open();
     const file = pattern(CHUNK, 5);
     const cut = 9 * MiB + 5;
@@ -108,7 +101,7 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     expect(await s.storedBytes(KEY, 0, CHUNK)).toBe(CHUNK);
   });
 
-  it.skipIf(!storedBytesReady)('a chunk resumed from storedBytes reads back whole and finalizes byte-identical', async () => {
+  it('a chunk resumed from storedBytes reads back whole and finalizes byte-identical', async () => {
     const s = await open();
     const file = pattern(CHUNK + 4 * MiB, 6);
     await s.writeAt(KEY, 0, failingSource(file.subarray(0, 3 * MiB + 7))).catch(() => {});
@@ -120,7 +113,7 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     expect((await readAll(s.read(KEY))).equals(file)).toBe(true);
   });
 
-  it.skipIf(!storedBytesReady)('a write resumed earlier than the stored bytes replaces them', async () => {
+  it('a write resumed earlier than the stored bytes replaces them', async () => {
     const s = await open();
     const old = pattern(CHUNK, 7);
     const fresh = pattern(CHUNK, 8);
@@ -133,7 +126,7 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     expect(back.equals(Buffer.concat([old.subarray(0, 2 * MiB), fresh.subarray(2 * MiB, stored)]))).toBe(true);
   });
 
-  it.skipIf(!storedBytesReady)('resetRange forgets one chunk and leaves the others', async () => {
+  it('resetRange forgets one chunk and leaves the others', async () => {
     const s = await open();
     const file = pattern(2 * CHUNK, 9);
     await s.writeAt(KEY, 0, source(file.subarray(0, CHUNK)));
@@ -150,7 +143,7 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     const s = await open();
     await s.writeAt(KEY, 0, source(pattern(3 * MiB)));
     await s.discard(KEY);
-    if (storedBytesReady) expect(await s.storedBytes(KEY, 0, CHUNK)).toBe(0);
+    expect(await s.storedBytes(KEY, 0, CHUNK)).toBe(0);
     await expect(readAll(s.readUnfinished(KEY, 0, 10))).rejects.toThrow();
     await s.discard('contract-never-written');
     // The key starts over cleanly.
