@@ -1,12 +1,12 @@
 import type { Readable } from 'node:stream';
 import type { UploadDoneResponse } from '../../../contract/files.ts';
 import type { Deps } from '../../deps.ts';
-import { tooLarge, unsupportedType } from '../../http/errors.ts';
+import { HttpError, tooLarge, unsupportedType } from '../../http/errors.ts';
 import { newId, nowSeconds } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { HEAD_BYTES, isAllowed, newActualName, unknownKind } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
-import { claimFinish, completeFinish, dropUpload, renewFinish, type UploadRow } from './uploads.repository.ts';
+import { claimFinish, completeFinish, dropUpload, releaseFinish, renewFinish, type UploadRow } from './uploads.repository.ts';
 
 /**
  * Turns an upload whose bytes are all stored into a listed file (design §7): type from the
@@ -50,7 +50,13 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
     const file = toFileRecord(row, caller.username, deps.config.urls.files);
     return { success: true, url: file.url, file };
   } catch (err) {
-    // Refused or failed: the upload and its bytes go too (issue 3: 415 discards them).
+    if (!(err instanceof HttpError) || err.statusCode >= 500) {
+      // A store or database that failed for a moment (S3 503 SlowDown, a dropped connection)
+      // refuses nothing: every byte stays, and the client's retry finishes the upload (issue 10).
+      await releaseFinish(deps.db, upload.id).catch(() => {});
+      throw err;
+    }
+    // Refused (413, 415): the upload and its bytes go too (issue 3: 415 discards them).
     await dropUpload(deps.db, upload.id).catch(() => {});
     await (finalized ? deps.storage.delete(key) : deps.storage.discard(key)).catch(() => {});
     throw err;

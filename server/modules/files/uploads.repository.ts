@@ -209,6 +209,11 @@ export async function renewFinish(db: Database, id: string, untilMs: number): Pr
 }
 
 /** Lists the file and forgets the upload in one transaction: a crash leaves either both or neither. */
+/** Gives up a finish claim at once (a transient failure), so the client's retry need not wait for it to lapse. */
+export async function releaseFinish(db: Database, id: string): Promise<void> {
+  await db.updateTable('uploads').set({ finishing_until: null }).where('id', '=', id).execute();
+}
+
 export async function completeFinish(db: Database, id: string, file: FilesTable): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await insertFile(trx, file);
