@@ -24,6 +24,8 @@ export const RECORD_TABLES: { name: string; key: string }[] = [
 ];
 /** Not copied: unfinished uploads (clients resume against the source until the switch) and per-deployment state. */
 const TRANSIENT_TABLES = new Set(['uploads', 'upload_chunks', 'job_leases', 'stash_migrations']);
+/** Kept by the target's own triggers as files arrive (list counters, the SQLite name index and its FTS5 shadow tables). */
+const DERIVED_TABLES = /^(file_counts|file_totals|files_names(_\w+)?)$/;
 const PAGE = 500;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are copied column for column, whatever each table holds
@@ -151,7 +153,8 @@ export async function copyFile(from: Storage, to: Storage, dst: AnyDb, row: Reco
   }
   await dst
     .insertInto('files')
-    .values({ ...row, sha256: sent })
+    // Previews are objects of their own that are not copied: the target's preview backfill makes them anew.
+    .values({ ...row, sha256: sent, previews: null })
     .onConflict((oc) => oc.column('id').doUpdateSet({ sha256: sent }))
     .execute();
   return 'copied';
@@ -166,7 +169,7 @@ export async function sha256Of(stream: Readable): Promise<string> {
 async function unknownTables(src: AnyDb): Promise<string[]> {
   const known = new Set([...RECORD_TABLES.map((t) => t.name), 'files', ...TRANSIENT_TABLES]);
   const tables = await src.introspection.getTables();
-  return tables.map((t) => t.name).filter((n) => !known.has(n) && !n.startsWith('kysely_'));
+  return tables.map((t) => t.name).filter((n) => !known.has(n) && !DERIVED_TABLES.test(n) && !n.startsWith('kysely_'));
 }
 
 export function formatBytes(n: number): string {
