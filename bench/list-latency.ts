@@ -45,7 +45,7 @@ async function seedPostgres(url: string): Promise<void> {
   await c.query(
     `insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key)
      select 'id' || i, lpad(to_hex(i), 10, '0') || '.bin', replace(${kinds}, '%', i::text), (select id from users where username = 'bench'),
-            1000 + (i * 7919) % 50000, 'image/png', 1700000000 + i / 3, 'k' || i
+            1000 + (i::bigint * 7919) % 50000, 'image/png', 1700000000 + i / 3, 'k' || i
      from generate_series(0, $1::int - 1) as i`,
     [FILES],
   );
@@ -125,6 +125,8 @@ export async function listLatency(): Promise<Row[]> {
     rows.push(...(await measure(server, 'PostgreSQL')));
     await server.stop();
     fs.rmSync(server.dataDir, { recursive: true, force: true });
+  } catch (err) {
+    rows.push({ benchmark: 'list, PostgreSQL', stash: `failed: ${String(err).slice(0, 160)}`, baselineName: '-', baseline: '-' });
   } finally {
     await c.query(`drop database if exists ${dbName} with (force)`);
     await c.end();
