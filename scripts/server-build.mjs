@@ -37,7 +37,12 @@ export function serverBuildIsStale(root, outDir = path.join(root, 'dist-server')
 export async function buildServer(root, outDir = path.join(root, 'dist-server')) {
   await build({
     absWorkingDir: root,
-    entryPoints: [path.join(root, 'server', 'main.ts')],
+    entryPoints: [
+      path.join(root, 'server', 'main.ts'),
+      // The metadata reader runs as a child process of its own (server/modules/media/spawn-reader.ts),
+      // which looks for it beside the module that spawns it: in the bundle, beside main.mjs.
+      { in: path.join(root, 'server', 'modules', 'media', 'metadata-worker.ts'), out: path.join('server', 'metadata-worker') },
+    ],
     outbase: root,
     outdir: outDir,
     outExtension: { '.js': '.mjs' },

@@ -16,7 +16,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export function spawnReader(name: string, heapMb: number): ChildProcess {
   const here = import.meta.url;
   const fromSources = here.endsWith('.ts');
-  const entry = fileURLToPath(new URL(`./${name}${fromSources ? '.ts' : '.js'}`, here));
+  // Beside this module with its extension: the sources (.ts), tsc's output (.js), or the
+  // production bundle (.mjs), where scripts/server-build.mjs emits each reader beside main.mjs.
+  const entry = fileURLToPath(new URL(`./${name}${path.extname(fileURLToPath(here))}`, here));
   const execArgv = [`--max-old-space-size=${heapMb}`, '--max-semi-space-size=8'];
   if (fromSources) execArgv.push('--import', tsxLoader(here));
   // Its output is dropped: a parser complaining about a hostile file is not the server's log.

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.ts';
 import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { sendMultipart } from '../../helpers/upload.ts';
 import { SERVER_ENTRY, buildServer, serverBuildIsStale } from '../../../scripts/server-build.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -75,6 +76,13 @@ describe('the compiled server', () => {
       body: JSON.stringify({ username: 'boss', password: 'boss-password' }),
     });
     expect(login.status).toBe(200);
+    // The bundle spawns its metadata reader (issue 8 item 1) from beside main.mjs: an upload's
+    // type and size come from the bytes, which a reader that failed to start would leave unknown.
+    const { token } = (await login.json()) as { token: string };
+    const gif = fs.readFileSync(path.join(ROOT, 'tests/server/files/fixtures/300x200.gif'));
+    const uploaded = await sendMultipart(`${origin(ports.api)}/api/v1/files/upload`, { fields: { token }, file: { data: gif, filename: 'pic.gif' } });
+    expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
+    expect(uploaded.body.file).toMatchObject({ mime_type: 'image/gif', width: 300, height: 200 });
     const config = (await (await fetch(`${origin(ports.site)}/config.json`)).json()) as Record<string, unknown>;
     expect(config.apiUrl).toBeTypeOf('string');
     const missing = await fetch(`${origin(ports.files)}/abcdefghij.png`);
