@@ -4,7 +4,7 @@ import { takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
 import { discardUploadBytes } from './modules/files/upload.service.ts';
 import { backfillFileHashes } from './modules/files/file-hashes.ts';
-import { claimUpload, listExpiredUploads } from './modules/files/uploads.repository.ts';
+import { claimUpload, forgetOldCancels, listExpiredUploads } from './modules/files/uploads.repository.ts';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
 const SWEEP_BATCH = 200;
@@ -25,7 +25,10 @@ export async function sweepExpiredUploads(deps: Deps, now: number = nowSeconds()
         removed += 1;
       }
     }
-    if (batch.length < SWEEP_BATCH) return removed;
+    if (batch.length < SWEEP_BATCH) {
+      await forgetOldCancels(deps.db, now);
+      return removed;
+    }
   }
 }
 

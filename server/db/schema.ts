@@ -131,6 +131,12 @@ export interface JobLeasesTable {
   expires_at: number;
 }
 
+/** An upload cancelled by its owner, remembered until it would have expired (design §7). */
+export interface CancelledUploadsTable {
+  id: string;
+  expires_at: number;
+}
+
 export interface DB {
   roles: RolesTable;
   users: UsersTable;
@@ -146,6 +152,7 @@ export interface DB {
   uploads: UploadsTable;
   upload_chunks: UploadChunksTable;
   job_leases: JobLeasesTable;
+  cancelled_uploads: CancelledUploadsTable;
 }
 
 export type { Generated };

@@ -23,7 +23,7 @@ export const RECORD_TABLES: { name: string; key: string }[] = [
   { name: 'mime_types', key: 'mime' },
 ];
 /** Not copied: unfinished uploads (clients resume against the source until the switch) and per-deployment state. */
-const TRANSIENT_TABLES = new Set(['uploads', 'upload_chunks', 'job_leases', 'stash_migrations']);
+const TRANSIENT_TABLES = new Set(['uploads', 'upload_chunks', 'cancelled_uploads', 'job_leases', 'stash_migrations']);
 /** Kept by the target's own triggers as files arrive (list counters, the SQLite name index and its FTS5 shadow tables). */
 const DERIVED_TABLES = /^(file_counts|file_totals|files_names(_\w+)?)$/;
 const PAGE = 500;

@@ -6,6 +6,7 @@ import * as fileListCounters from './2026-11-22-20-file-list-counters.ts';
 import * as fileListSortIndexes from './2026-11-22-21-file-list-indexes.ts';
 import * as previews from './2026-11-22-30-previews.ts';
 import * as jobLeases from './2026-11-22-40-job-leases.ts';
+import * as cancelledUploads from './2026-11-22-41-cancelled-uploads.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22-21-file-list-indexes': fileListSortIndexes,
   '2026-11-22-30-previews': previews,
   '2026-11-22-40-job-leases': jobLeases,
+  '2026-11-22-41-cancelled-uploads': cancelledUploads,
 };

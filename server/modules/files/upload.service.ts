@@ -10,7 +10,18 @@ import { streamIntoStorage } from './stream-into-storage.ts';
 import type { UploadFields } from './upload-fields.ts';
 import { assertMayOpenUpload, assertQuota, assertRoomFor, quotaExceeded } from './upload-bounds.ts';
 import { ChunkLease, LeaseLostError, uploadGone } from './upload-lease.ts';
-import { claimUpload, createUpload, findUpload, listChunks, storedFileBytes, touchUpload, unfinishedBytes, type UploadRow } from './uploads.repository.ts';
+import {
+  claimUpload,
+  createUpload,
+  findUpload,
+  listChunks,
+  rememberCancel,
+  storedFileBytes,
+  touchUpload,
+  unfinishedBytes,
+  wasCancelled,
+  type UploadRow,
+} from './uploads.repository.ts';
 
 /** Design §7: an unfinished upload expires 24 h after its last activity. */
 export const UPLOAD_TTL_SECONDS = 24 * 60 * 60;
@@ -236,6 +247,8 @@ async function openUpload(
     upload = undefined;
   }
   if (!upload) {
+    // A request still on its way when its upload was cancelled opens nothing again (design §7).
+    if (await wasCancelled(deps.db, id, now)) throw uploadGone();
     if (bounded) await assertMayOpenUpload(deps, caller, now);
     upload = await createUpload(deps.db, {
       id,
@@ -309,6 +322,9 @@ export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string)
 }
 
 export async function cancelUpload(deps: Deps, caller: Caller, uploadId: string): Promise<void> {
+  // Remembered first, even when no request of the upload has arrived yet: one in flight that
+  // lands after the cancel gets 410 instead of opening the upload again.
+  await rememberCancel(deps.db, uploadRowId(caller.id, uploadId, '', 0), nowSeconds() + UPLOAD_TTL_SECONDS);
   const upload = await ownUpload(deps, caller, uploadId);
   if (await claimUpload(deps.db, upload.id)) await discardUploadBytes(deps, upload);
   else if (await findUpload(deps.db, upload.id)) throw conflict('This upload is being finished and can no longer be cancelled.');

@@ -224,3 +224,21 @@ export async function completeFinish(db: Database, id: string, file: FilesTable)
 export async function listExpiredUploads(db: Database, now: number, limit: number): Promise<Pick<UploadRow, 'id' | 'storage_key' | 'finishing_until'>[]> {
   return db.selectFrom('uploads').select(['id', 'storage_key', 'finishing_until']).where('expires_at', '<', now).orderBy('expires_at').limit(limit).execute();
 }
+
+/** Remembers that the owner cancelled upload `id` (design §7), until `expiresAt` (seconds). */
+export async function rememberCancel(db: Database, id: string, expiresAt: number): Promise<void> {
+  await db
+    .insertInto('cancelled_uploads')
+    .values({ id, expires_at: expiresAt })
+    .onConflict((oc) => oc.column('id').doUpdateSet({ expires_at: expiresAt }))
+    .execute();
+}
+
+export async function wasCancelled(db: Database, id: string, now: number): Promise<boolean> {
+  const row = await db.selectFrom('cancelled_uploads').select('id').where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function forgetOldCancels(db: Database, now: number): Promise<void> {
+  await db.deleteFrom('cancelled_uploads').where('expires_at', '<=', now).execute();
+}

@@ -132,6 +132,24 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
     expect(partialFiles()).toEqual([]);
   });
 
+  it('answers a request that arrives after its upload was cancelled with 410 and opens nothing again', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    // The client aborted its first request and cancelled; the server hears the cancel first.
+    const cancel = await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId });
+    expect(cancel.status).toBe(404);
+    const late = await send({ uploadId, originalname: 'late.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 }, randomBytes(CHUNK));
+    expect(late.status).toBe(410);
+    expect(late.body.error).toBe('This upload was cancelled or has expired; start it again.');
+    expect((await status(uploadId)).status).toBe(404);
+    expect(await t.deps.db.selectFrom('uploads').select('id').execute()).toHaveLength(0);
+    expect(partialFiles()).toEqual([]);
+    // A new upload (a new uploadId) of the same file goes through.
+    const again = await send({ uploadId: crypto.randomUUID(), originalname: 'late.bin', totalChunks: 1, chunkIndex: 0, fileSize: 10 }, randomBytes(10));
+    expect(again.status).toBe(200);
+  });
+
   it('never mixes two same-name files of spec-only clients (no uploadId): the later one gets 409', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();
