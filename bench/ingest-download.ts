@@ -7,6 +7,7 @@ import { CHUNK_SIZE } from '../contract/files.ts';
 import { curl, has, startNginx, startTus } from './anchors.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
+import { startS3Bench } from './s3-store.ts';
 import { chunkBytes } from './upload-client.ts';
 import { interleave, median, ms, rateSummary, ratio, timeSummary, MB, type Row } from './stats.ts';
 
@@ -87,7 +88,27 @@ function wrk(url: string, seconds: number): { rps: number; p99: number } {
   return { rps, p99 };
 }
 
-/** Issue 9: ingest against dd and tus; download, Range and 4 kB files against nginx; all interleaved. */
+/** One server's ingest contender: uploads `src`, deletes its previous copy, returns MiB/s; `url()` is the last file's url. */
+function ingestInto(server: BenchServer, token: string, src: Source) {
+  let url = '';
+  return {
+    url: () => url,
+    run: async () => {
+      const t0 = performance.now();
+      const got = await stashUpload(server, token, src);
+      const rate = mibps(src.size, t0);
+      if (url) await fetch(`${server.apiUrl}/api/v1/files/delete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, filePath: url }) });
+      url = got;
+      return rate;
+    },
+  };
+}
+
+/**
+ * Issue 9: ingest against dd and tus; download, Range and 4 kB files against nginx; all interleaved.
+ * Issue 10: the same ingest and download through a server on S3 (moto), interleaved with the
+ * local-disk ones and given as a ratio of medians to the local-disk row of the same run.
+ */
 export async function ingestAndDownload(): Promise<Row[]> {
   const src = makeSource(SIZE, 7);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-anchor-'));
@@ -98,18 +119,14 @@ export async function ingestAndDownload(): Promise<Row[]> {
   const tus = await startTus(tusDir);
   const rows: Row[] = [];
   const label = `${(SIZE / MB).toFixed(0)} MiB in ${src.chunks.length} chunks`;
-  let url = '';
+  const local = ingestInto(server, token, src);
+  const s3 = await startS3Bench();
+  const s3Ingest = typeof s3 === 'string' ? null : ingestInto(s3.server, s3.token, src);
   try {
     const ingest = await interleave(
       {
-        stash: async () => {
-          const t0 = performance.now();
-          const got = await stashUpload(server, token, src);
-          const rate = mibps(SIZE, t0);
-          if (url) await fetch(`${server.apiUrl}/api/v1/files/delete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, filePath: url }) });
-          url = got;
-          return rate;
-        },
+        stash: local.run,
+        ...(s3Ingest ? { s3: s3Ingest.run } : {}),
         dd: async () => {
           const t0 = performance.now();
           const r = spawnSync('dd', [`if=${src.whole}`, `of=${path.join(work, 'dd.bin')}`, 'bs=8M', 'conv=fdatasync'], { stdio: 'ignore' });
@@ -134,7 +151,9 @@ export async function ingestAndDownload(): Promise<Row[]> {
       baseline: `${rateSummary(ingest.dd!)} / ${rateSummary(ingest.tus!)}`,
       ratio: `${ratio(ingest.stash!, ingest.dd!)} dd, ${ratio(ingest.stash!, ingest.tus!)} tus`,
     });
+    rows.push(s3Row(`ingest ${label} on S3 (moto), curl (SHA-256 checked)`, s3, ingest.s3, ingest.stash!));
 
+    const url = local.url();
     if (!has('nginx')) {
       rows.push({ benchmark: 'downloads', stash: 'not run', baselineName: 'nginx', baseline: 'apt-get install nginx' });
       return rows;
@@ -151,13 +170,15 @@ export async function ingestAndDownload(): Promise<Row[]> {
     const nginx = await startNginx(nginxRoot, work);
     try {
       const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
-      await timeGet(stashName);
-      await timeGet(`${nginx.url}/file.bin`);
+      const s3Name = typeof s3 === 'string' || !s3Ingest ? null : `${s3.server.filesUrl}/${s3Ingest.url().split('/').pop()}`;
+      const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
+      for (const u of [stashName, `${nginx.url}/file.bin`, s3Name]) if (u) await timeGet(u);
       const dl = await interleave(
-        { stash: async () => (SIZE / MB) / ((await timeGet(stashName)) / 1000), nginx: async () => (SIZE / MB) / ((await timeGet(`${nginx.url}/file.bin`)) / 1000) },
+        { stash: rate(stashName), nginx: rate(`${nginx.url}/file.bin`), ...(s3Name ? { s3: rate(s3Name) } : {}) },
         options.quick ? 3 : 5,
       );
       rows.push({ benchmark: `download ${(SIZE / MB).toFixed(0)} MiB (warm cache, curl)`, stash: rateSummary(dl.stash!), baselineName: 'nginx, same bytes', baseline: rateSummary(dl.nginx!), ratio: ratio(dl.stash!, dl.nginx!) });
+      rows.push(s3Row(`download ${(SIZE / MB).toFixed(0)} MiB from S3 (moto), curl`, s3, dl.s3, dl.stash!));
 
       const range = await interleave(
         { stash: () => timeGet(stashName, `-${MB}`), nginx: () => timeGet(`${nginx.url}/file.bin`, `-${MB}`) },
@@ -187,7 +208,14 @@ export async function ingestAndDownload(): Promise<Row[]> {
   } finally {
     await tus.stop();
     await server.stop();
+    if (typeof s3 !== 'string') await s3.stop();
     for (const d of [src.dir, work, server.dataDir]) fs.rmSync(d, { recursive: true, force: true });
   }
   return rows;
+}
+
+/** An S3 row beside the local-disk row it repeats, or why it could not run. */
+function s3Row(benchmark: string, s3: unknown, samples: number[] | undefined, localDisk: number[]): Row {
+  if (typeof s3 === 'string' || !samples) return { benchmark, stash: 'not run', baselineName: 'Stash on local disk', baseline: typeof s3 === 'string' ? s3 : 'no S3 server' };
+  return { benchmark, stash: rateSummary(samples), baselineName: 'Stash on local disk, same run', baseline: rateSummary(localDisk), ratio: `${ratio(samples, localDisk)} local disk` };
 }
