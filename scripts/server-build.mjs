@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { newestMtime } from './web-build.mjs';
 
 /** What the server build is made from. */
 const INPUTS = ['server', 'contract', 'package-lock.json'];
@@ -15,15 +16,6 @@ const INPUTS = ['server', 'contract', 'package-lock.json'];
  * node_modules (external); only our own code is bundled.
  */
 export const SERVER_ENTRY = path.join('dist-server', 'server', 'main.mjs');
-
-function newestMtime(target) {
-  if (!fs.existsSync(target)) return 0;
-  const stat = fs.statSync(target);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let newest = 0;
-  for (const entry of fs.readdirSync(target)) newest = Math.max(newest, newestMtime(path.join(target, entry)));
-  return newest;
-}
 
 /** True when the compiled entry is missing or older than any source. */
 export function serverBuildIsStale(root, outDir = path.join(root, 'dist-server')) {

@@ -7,7 +7,8 @@ import path from 'node:path';
 /** What the build is made from: a change to any of them makes dist/ stale. */
 const INPUTS = ['src', 'public', 'contract', 'index.html', 'vite.config.ts', 'package-lock.json'];
 
-function newestMtime(target) {
+/** Newest modification time under `target` (0 when it is missing); server-build.mjs uses it too. */
+export function newestMtime(target) {
   if (!fs.existsSync(target)) return 0;
   const stat = fs.statSync(target);
   if (!stat.isDirectory()) return stat.mtimeMs;
