@@ -18,6 +18,26 @@ export interface ServerProcess {
 }
 
 /**
+ * The environment the process tests start one server with: this test process's environment,
+ * its own data folder and loopback ports, a known first admin (boss / boss-password), and
+ * warnings only in the log. `extra` adds or overrides variables.
+ */
+export function serverEnv(dataDir: string, ports: { site: number; api: number; files: number }, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    SITE_PORT: String(ports.site),
+    API_PORT: String(ports.api),
+    FILES_PORT: String(ports.files),
+    ADMIN_USERNAME: 'boss',
+    ADMIN_PASSWORD: 'boss-password',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}
+
+/**
  * `env` is the whole environment the server sees (callers start from `process.env`). `compiled`:
  * the path of the compiled entry (scripts/server-build.mjs) to run as `npm start` does, instead
  * of the TypeScript sources through tsx.

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.ts';
-import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { sendMultipart } from '../../helpers/upload.ts';
 import { SERVER_ENTRY, buildServer, serverBuildIsStale } from '../../../scripts/server-build.mjs';
 
@@ -47,21 +47,7 @@ describe('the compiled server', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-compiled-'));
     cleanup.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
-    const server: ServerProcess = spawnServer(
-      {
-        ...process.env,
-        NODE_OPTIONS: '',
-        DATA_DIR: dataDir,
-        HOST: '127.0.0.1',
-        SITE_PORT: String(ports.site),
-        API_PORT: String(ports.api),
-        FILES_PORT: String(ports.files),
-        ADMIN_USERNAME: 'boss',
-        ADMIN_PASSWORD: 'boss-password',
-        LOG_LEVEL: 'warn',
-      },
-      { compiled: entry },
-    );
+    const server: ServerProcess = spawnServer(serverEnv(dataDir, ports, { NODE_OPTIONS: '' }), { compiled: entry });
     cleanup.push(() => server.stop());
     const origin = (port: number) => `http://127.0.0.1:${port}`;
     await waitForHealth(server, [origin(ports.site), origin(ports.api), origin(ports.files)], 30_000);

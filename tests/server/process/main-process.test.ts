@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../helpers/free-port.ts';
-import { isHealthy, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { isHealthy, serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 
 type Role = 'site' | 'api' | 'files';
@@ -19,18 +19,7 @@ const started: Running[] = [];
 async function start(env: Record<string, string> = {}): Promise<Running> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-main-'));
   const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
-  const server = spawnServer({
-    ...process.env,
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    SITE_PORT: String(ports.site),
-    API_PORT: String(ports.api),
-    FILES_PORT: String(ports.files),
-    ADMIN_USERNAME: 'boss',
-    ADMIN_PASSWORD: 'boss-password',
-    LOG_LEVEL: 'warn',
-    ...env,
-  });
+  const server = spawnServer(serverEnv(dataDir, ports, env));
   const running = { ...server, dataDir, ports };
   started.push(running);
   return running;

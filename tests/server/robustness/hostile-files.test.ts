@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE } from '../../../contract/files.ts';
 import { freePort } from '../../helpers/free-port.ts';
-import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { sendMultipart } from '../../helpers/upload.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { hostileFiles, mp4WithSampleCount, type HostileFile } from '../files/fixtures/hostile.ts';
@@ -55,21 +55,14 @@ async function startServer(dialect: (typeof DIALECTS)[number]): Promise<Running>
       await c.end();
     };
   }
-  const server = spawnServer({
-    ...process.env,
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    HOST: '127.0.0.1',
-    SITE_PORT: String(ports.site),
-    API_PORT: String(ports.api),
-    FILES_PORT: String(ports.files),
-    ADMIN_USERNAME: 'boss',
-    ADMIN_PASSWORD: 'boss-password',
-    LOG_LEVEL: 'warn',
-    RATE_LIMITS: 'off',
-    // The URL-upload case fetches the crafted files from a server on loopback.
-    URL_UPLOAD_ALLOW_PRIVATE: 'true',
-  });
+  const server = spawnServer(
+    serverEnv(dataDir, ports, {
+      DATABASE_URL: databaseUrl,
+      RATE_LIMITS: 'off',
+      // The URL-upload case fetches the crafted files from a server on loopback.
+      URL_UPLOAD_ALLOW_PRIVATE: 'true',
+    }),
+  );
   const origins = Object.values(ports).map((p) => `http://127.0.0.1:${p}`);
   const api = `http://127.0.0.1:${ports.api}`;
   await waitForHealth(server, origins, 60_000);
