@@ -76,7 +76,7 @@ describe('after an upload on a phone (item 8)', () => {
       await page.getByRole('button', { name: 'Choose photos & files' }).waitFor();
       expect(await page.getByText(/drag and drop/i).count()).toBe(0);
 
-      await page.getByLabel('Choose files to upload').setInputFiles({ name: 'sunset.png', mimeType: 'image/png', buffer: photoPng() });
+      await page.getByLabel('Choose files to upload').setInputFiles({ name: 'sunset.png', mimeType: 'image/png', buffer: await photoPng() });
       const link = page.locator('.upload-list .upload-link');
       await link.waitFor({ timeout: 30_000 });
       const url = await link.getAttribute('href');
@@ -138,7 +138,7 @@ describe('after an upload on a phone (item 8)', () => {
 describe('thumbnails in the lists (item 9)', () => {
   it('never downloads an original file to show a list, and keeps a fixed box for every thumbnail', async () => {
     const { token } = await newUser('thumbs');
-    const photo = await uploadViaApi(stack, token, 'beach.png', photoPng(), 'image/png');
+    const photo = await uploadViaApi(stack, token, 'beach.png', await photoPng(), 'image/png');
     await uploadViaApi(stack, token, 'readme.txt', Buffer.from('text'), 'text/plain');
     const phone = await openPhone(token, 'record');
     const { page } = phone;
@@ -301,7 +301,7 @@ describe('an admin on a phone (item 11)', () => {
   it('sorts All files the way the user list does', async () => {
     const { name, token } = await newUser('sorter');
     await uploadViaApi(stack, token, 'small.png', PNG_1X1, 'image/png');
-    await uploadViaApi(stack, token, 'large.png', photoPng(200, 150), 'image/png');
+    await uploadViaApi(stack, token, 'large.png', await photoPng(200, 150), 'image/png');
     await uploadViaApi(stack, token, 'middle.txt', Buffer.alloc(300, 65), 'text/plain');
     const phone = await openPhone(await stack.login(ADMIN.username, ADMIN.password), 'record');
     const { page } = phone;
