@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Database } from '../../db/index.ts';
@@ -75,7 +76,7 @@ export class PreviewQueue {
     const file = await findPreviewSource(this.db, id);
     if (!file || file.previews !== null) return;
     const rendered = isPreviewable(file.mime_type, file.size)
-      ? await this.pool.previews(file.size, (start, end) => readAll(this.storage.read(file.storage_key, { start, end: end - 1 })))
+      ? await this.pool.previews(file.size, (start, end) => buffer(this.storage.read(file.storage_key, { start, end: end - 1 })))
       : null;
     // Shutting down: the readers were ended, so null says nothing about the image. The row stays
     // without a record and the next start's backfill makes its previews.
@@ -105,10 +106,4 @@ export class PreviewQueue {
   private async drop(storageKey: string, stored: StoredPreview[]): Promise<void> {
     await Promise.allSettled(stored.map((p) => this.storage.delete(previewKey(storageKey, p))));
   }
-}
-
-async function readAll(stream: Readable): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for await (const piece of stream) parts.push(piece as Buffer);
-  return Buffer.concat(parts);
 }
