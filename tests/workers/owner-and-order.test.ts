@@ -96,7 +96,8 @@ describe.each(DIALECTS)('upload queue ownership and order on %s', (dialect) => {
     h.proxy.answerNextUpload(401, { success: false, error: 'Your session has expired.' });
     const [queued] = await queue.enqueue([textFile(700, 'later.txt')]);
     await waitUntil(() => h.proxy.uploads.length === 1);
-    expect((await queue.list())[0]?.state).toBe('waiting');
+    // The proxy sees the request before the queue reads the 401: wait for the queue to settle.
+    expect((await waitForState(queue, queued!.id, ['waiting', 'failed', 'done'])).state).toBe('waiting');
     const again = await h.t.call<{ token: string }>('/api/v1/auth/login', { username: h.user.username, password: h.user.password });
     h.signedIn = { token: again.body.token, owner: h.user.id };
     queue.wake();
