@@ -149,7 +149,10 @@ describe.each(DIALECTS)(`fuzzing every route (${RUNS} cases each) on %s`, (diale
       // Design §5: a refused call changes nothing.
       expect(await fingerprint(t), `state changed by a refused call: ${what}`).toBe(state);
     } else {
-      // An accepted call may change things (and may sign the fuzzer out): start again from here.
+      // An accepted call may change things (and may sign the fuzzer out): start again from here,
+      // once the work it set going after its answer is done (an uploaded file's previews are
+      // written in the background; taken before, the next case saw their write as its own).
+      await t.deps.previews.idle();
       adminToken = await createSession(t.deps.db, adminId);
       state = await fingerprint(t);
     }
