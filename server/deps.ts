@@ -40,6 +40,8 @@ export interface DepsOverrides {
   db?: OpenOptions;
   /** Tests only: a smaller chunk size, so a 3-chunk upload needs kilobytes, not 240 MB. */
   uploadChunkSize?: number;
+  /** Tests only: smaller S3 pieces (checkpoints), so a kilobyte-sized test cuts a chunk between pieces. */
+  s3PieceSize?: number;
   /** Tests only: a shorter chunk lease, so a resume after a simulated crash need not wait 15 s. */
   uploadLeaseMs?: number;
   /** Tests only: a fresh key prefix, so runs sharing one Redis don't count each other's requests. */
@@ -71,7 +73,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     if (config.logLevel !== 'silent') console.warn(message);
   };
   const uploadChunkSize = overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE;
-  const storage = overrides.storage ?? createStorage(config, { chunkSize: uploadChunkSize, log });
+  const storage = overrides.storage ?? (await createStorage(config, { chunkSize: uploadChunkSize, pieceSize: overrides.s3PieceSize, log }));
   try {
     await assertStorageReady(storage);
   } catch (err) {

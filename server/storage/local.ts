@@ -4,9 +4,11 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DurableSink } from './durable-sink.ts';
-import { PartialWriteError, type Storage } from './storage.ts';
+import { PartialWriteError, type Storage, type WriteAtOptions } from './storage.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
+/** How much a download reads at a time. */
+const READ_SIZE = 1024 * 1024;
 
 /**
  * Local disk under DATA_DIR: unfinished objects in `partial/`, stored ones in `files/xx/`
@@ -41,7 +43,7 @@ export class LocalStorage implements Storage {
     return path.join(this.progressRoot, checkKey(key));
   }
 
-  async writeAt(key: string, offset: number, source: Readable): Promise<number> {
+  async writeAt(key: string, offset: number, source: Readable, options: WriteAtOptions = {}): Promise<number> {
     const file = this.partialPath(key);
     const progress = this.progressDir(key);
     await fsp.mkdir(progress, { recursive: true });
@@ -57,7 +59,8 @@ export class LocalStorage implements Storage {
       await checkpoint(offset + durable);
     });
     try {
-      await pipeline(source, sink);
+      // An abort destroys the sink: what it still buffers is dropped, never written.
+      await pipeline(source, sink, options.signal ? { signal: options.signal } : {});
       return sink.written;
     } catch (err) {
       // What reached the file is made durable and reported (the Storage contract).
@@ -144,7 +147,18 @@ export class LocalStorage implements Storage {
   }
 
   read(key: string, range?: { start: number; end: number }): Readable {
-    return fs.createReadStream(this.storedPath(key), range ? { start: range.start, end: range.end } : {});
+    // Issue 9: 1 MiB reads instead of Node's 64 KiB, so a big download costs a sixteenth of the
+    // reads, socket writes and event-loop turns (nginx sends with sendfile in one go).
+    return fs.createReadStream(this.storedPath(key), { highWaterMark: READ_SIZE, ...(range ? { start: range.start, end: range.end } : {}) });
+  }
+
+  statNow(key: string): { size: number } | null {
+    try {
+      const s = fs.statSync(this.storedPath(key), { throwIfNoEntry: false });
+      return s ? { size: s.size } : null;
+    } catch {
+      return null;
+    }
   }
 
   async stat(key: string): Promise<{ size: number } | null> {

@@ -16,7 +16,7 @@ import {
   UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { PartialWriteError, type Storage } from './storage.ts';
+import { PartialWriteError, type Storage, type WriteAtOptions } from './storage.ts';
 import { classifyStoreError, isNotFound, StorageError } from './s3-errors.ts';
 import { cover, coveredBytes, parsePiece, pieceName, piecePrefix, planParts, type PartPlan, type Piece, type Segment } from './s3-pieces.ts';
 
@@ -100,8 +100,9 @@ export class S3Storage implements Storage {
     }
   }
 
-  async writeAt(key: string, offset: number, source: Readable): Promise<number> {
+  async writeAt(key: string, offset: number, source: Readable, options: WriteAtOptions = {}): Promise<number> {
     checkKey(key);
+    const { signal } = options;
     // Reading the source starts at once, while the store is asked where this write continues:
     // a client that sends a few bytes and hangs up must not lose them to that round trip.
     const preparing = this.prepareWrite(key, offset);
@@ -117,9 +118,11 @@ export class S3Storage implements Storage {
     let durable = 0;
     const flush = async () => {
       if (bufferedBytes === carried) return;
+      // A writer that lost its lease must not put a piece: it would replace the new writer's piece of the same name.
+      if (signal?.aborted) throw new PartialWriteError(durable, signal.reason);
       const body = Buffer.concat(buffered, bufferedBytes);
       await this.send(`write ${key}@${pieceStart}`, () =>
-        this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: pieceName(key, pieceStart), Body: body, ContentLength: body.length })),
+        this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: pieceName(key, pieceStart), Body: body, ContentLength: body.length }), { abortSignal: signal }),
       );
       durable += bufferedBytes - carried;
       pieceStart += bufferedBytes;
@@ -160,21 +163,24 @@ export class S3Storage implements Storage {
         // Until the store answered, hold at most one piece (then wait for it: backpressure).
         if (ready || earlyBytes >= this.pieceSize) await settle();
       }
+      await settle();
+      await flush();
+      return durable;
     } catch (err) {
-      if (err instanceof StorageError) throw err;
+      // Aborted (the lease is lost): what is held in memory is dropped, not stored, and a put
+      // cut short by the abort is not a store failure (Storage contract).
+      if (signal?.aborted) throw new PartialWriteError(durable, signal.reason);
+      if (err instanceof StorageError || err instanceof PartialWriteError) throw err;
       // The source failed: what arrived is made durable and reported (Storage contract).
       try {
         await settle();
         await flush();
       } catch (storeErr) {
-        // The store failed too: only what was flushed before is durable.
-        if (!ready) throw storeErr;
+        // The store failed too (or the write was aborted meanwhile): only what was flushed before is durable.
+        if (!ready && !(storeErr instanceof PartialWriteError)) throw storeErr;
       }
       throw new PartialWriteError(durable, err);
     }
-    await settle();
-    await flush();
-    return durable;
   }
 
   /**
@@ -324,10 +330,29 @@ export class S3Storage implements Storage {
       return { PartNumber: partNumber, ETag: res.CopyPartResult?.ETag };
     }
     const body = Readable.from(this.segmentBytes(key, part.segments), { objectMode: false });
-    const res = await this.send(`finalize ${key}`, () =>
-      this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: part.size })),
-    );
-    return { PartNumber: partNumber, ETag: res.ETag };
+    // The SDK pipes the body into its request without listening for the body's errors: a piece
+    // that cannot be read (deleted by a cancel meanwhile, the store failing) would be an uncaught
+    // exception and leave the part's request waiting for bytes forever. Heard here, it ends the
+    // request and is finalize's answer.
+    const stop = new AbortController();
+    let readFailure: unknown = null;
+    body.once('error', (err) => {
+      readFailure = err;
+      stop.abort(err);
+    });
+    try {
+      const res = await this.send(`finalize ${key}`, () =>
+        this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: part.size }), {
+          abortSignal: stop.signal,
+        }),
+      );
+      return { PartNumber: partNumber, ETag: res.ETag };
+    } catch (err) {
+      throw readFailure ?? err;
+    } finally {
+      // A part refused by the store leaves its body half read: close it, and the piece it was reading.
+      body.destroy();
+    }
   }
 
   private async *segmentBytes(key: string, segments: readonly Segment[]): AsyncGenerator<Buffer> {

@@ -16,8 +16,11 @@ export interface Storage {
    * chunk size). Resolves with the number of bytes written only once they are durable (design
    * §7: fsync on disk, acknowledged by the store on S3); when `source` fails midway, the bytes
    * that arrived stay written and durable, and the error carries their count as `bytesWritten`.
+   * Once `options.signal` aborts (the writer lost its chunk lease, design §7), the driver stores
+   * nothing more — not even bytes it already received and holds — and rejects with a
+   * PartialWriteError counting only what was durable before: another writer owns those bytes now.
    */
-  writeAt(key: string, offset: number, source: Readable): Promise<number>;
+  writeAt(key: string, offset: number, source: Readable, options?: WriteAtOptions): Promise<number>;
   /**
    * How many bytes of `[start, end)` of the unfinished object are durably stored, contiguous
    * from `start`, read from the store itself rather than from a database record: after a
@@ -36,10 +39,22 @@ export interface Storage {
   /** Streams a stored object, or `[start, end]` of it (inclusive, as HTTP ranges are). */
   read(key: string, range?: { start: number; end: number }): Readable;
   stat(key: string): Promise<{ size: number } | null>;
+  /**
+   * stat() answered synchronously, for stores where that is one system call on a cached inode
+   * (local disk): the files host checks a cached file still exists on every request (issue 9),
+   * and a thread-pool round trip and a promise cost more than the call itself.
+   */
+  statNow?(key: string): { size: number } | null;
   /** Deletes a stored object. Missing keys are fine. */
   delete(key: string): Promise<void>;
   /** Whether the store answers (for /healthz). */
   ping(): Promise<boolean>;
+  /** Throws with one clear message when the store cannot be used at all (missing bucket, bad credentials); absent where nothing can be wrong. */
+  assertReady?(): Promise<void>;
+}
+
+export interface WriteAtOptions {
+  signal?: AbortSignal;
 }
 
 export class PartialWriteError extends Error {

@@ -54,7 +54,7 @@ export async function openInstance(env: NodeJS.ProcessEnv, prefix: string): Prom
   } catch (err) {
     throw await fail('DATABASE_URL: cannot open the database: ', err);
   }
-  const storage = createStorage(config, { chunkSize: CHUNK_SIZE, log: () => {} });
+  const storage = await createStorage(config, { chunkSize: CHUNK_SIZE, log: () => {} });
   try {
     await assertStorageReady(storage);
   } catch (err) {

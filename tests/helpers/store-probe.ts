@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
 /**
  * What a test app's store holds, whichever driver it runs on (TEST_STORAGE=s3 runs the upload
@@ -9,7 +9,11 @@ import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 export interface StoreProbe {
   driver: 'local' | 's3';
   partialBytes(): Promise<number>;
+  /** What holds unfinished uploads: local disk's entries under partial/, S3's piece objects under tmp/. */
+  partialKeys(): Promise<string[]>;
   storedKeys(): Promise<string[]>;
+  /** Replaces a stored object's bytes behind the server's back (tests of what it keeps in memory). */
+  overwriteStored(key: string, bytes: Buffer): Promise<void>;
 }
 
 export function localProbe(dataDir: string): StoreProbe {
@@ -17,10 +21,13 @@ export function localProbe(dataDir: string): StoreProbe {
     fs.existsSync(dir)
       ? fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [{ name: e.name, size: fs.statSync(path.join(dir, e.name)).size }]))
       : [];
+  const partial = path.join(dataDir, 'storage', 'partial');
   return {
     driver: 'local',
-    partialBytes: () => Promise.resolve(walk(path.join(dataDir, 'storage', 'partial')).reduce((sum, f) => sum + f.size, 0)),
+    partialBytes: () => Promise.resolve(walk(partial).reduce((sum, f) => sum + f.size, 0)),
+    partialKeys: () => Promise.resolve(fs.existsSync(partial) ? fs.readdirSync(partial) : []),
     storedKeys: () => Promise.resolve(walk(path.join(dataDir, 'storage', 'files')).map((f) => f.name)),
+    overwriteStored: (key, bytes) => fs.promises.writeFile(path.join(dataDir, 'storage', 'files', key.slice(0, 2), key), bytes),
   };
 }
 
@@ -38,6 +45,10 @@ export function s3Probe(client: S3Client, bucket: string): StoreProbe {
   return {
     driver: 's3',
     partialBytes: async () => (await list('tmp/')).reduce((sum, o) => sum + o.size, 0),
+    partialKeys: async () => (await list('tmp/')).map((o) => o.key),
     storedKeys: async () => (await list('files/')).map((o) => o.key.slice('files/'.length)),
+    overwriteStored: async (key, bytes) => {
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: `files/${key}`, Body: bytes, ContentLength: bytes.length }));
+    },
   };
 }

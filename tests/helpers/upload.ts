@@ -19,11 +19,12 @@ async function listen(app: FastifyInstance): Promise<string> {
 /** A test app served over real HTTP (uploads must stream), with a small chunk size. */
 export async function createHttpTestApp(
   dialect: Dialect,
-  options: { chunkSize?: number; env?: Record<string, string>; leaseMs?: number; storage?: DepsOverrides['storage'] } = {},
+  options: { chunkSize?: number; env?: Record<string, string>; leaseMs?: number; storage?: DepsOverrides['storage']; s3PieceSize?: number } = {},
 ): Promise<HttpTestApp> {
   const t = await createTestApp(dialect, options.env ?? {}, {
     uploadChunkSize: options.chunkSize ?? 1024,
     ...(options.leaseMs ? { uploadLeaseMs: options.leaseMs } : {}),
+    ...(options.s3PieceSize ? { s3PieceSize: options.s3PieceSize } : {}),
     ...(options.storage ? { storage: options.storage } : {}),
   });
   const apiUrl = await listen(t.api);

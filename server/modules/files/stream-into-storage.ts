@@ -18,6 +18,8 @@ export interface WriteOptions {
   limit?: (bytesSoFar: number) => HttpError | null;
   /** Bytes already stored before `offset` that belong to the same hash (a resumed chunk). */
   seed?: Readable;
+  /** Once aborted, the store takes no more of these bytes (Storage.writeAt). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -44,7 +46,7 @@ export async function streamIntoStorage(storage: Storage, key: string, offset: n
     }
   }
   try {
-    const written = await storage.writeAt(key, offset, Readable.from(metered(), { objectMode: false }));
+    const written = await storage.writeAt(key, offset, Readable.from(metered(), { objectMode: false }), { signal: options.signal });
     if (stopped) return { written, sha256: '', error: stopped };
     return { written, sha256: hash.digest('hex'), error: null };
   } catch (err) {

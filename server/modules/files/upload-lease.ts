@@ -23,8 +23,12 @@ export const uploadGone = () => new HttpError(410, 'This upload was cancelled or
 export class ChunkLease {
   private until: number;
   private lost = false;
-  /** Called once when a renewal finds the lease gone, so the writer stops at once rather than at its next piece. */
-  onLost: (() => void) | null = null;
+  private readonly aborter = new AbortController();
+  /**
+   * Aborts (reason: a LeaseLostError) once a renewal finds the lease gone or it was unconfirmed
+   * too long: the store must take no more bytes from this writer, and its body no more reading.
+   */
+  readonly signal = this.aborter.signal;
   private readonly timer: NodeJS.Timeout;
 
   private constructor(
@@ -76,7 +80,7 @@ export class ChunkLease {
       } else {
         this.lost = true;
         this.stop();
-        this.onLost?.();
+        this.aborter.abort(new LeaseLostError(this.chunkIndex));
       }
     } catch {
       // A failed renewal is retried on the next tick; the local deadline in check() still holds.
@@ -85,8 +89,10 @@ export class ChunkLease {
 
   /** Null while the lease is safely held; otherwise the error that stops the write. */
   check(): HttpError | null {
-    if (this.lost || Date.now() > this.until - this.leaseMs / 3) return new LeaseLostError(this.chunkIndex);
-    return null;
+    if (!this.lost && Date.now() <= this.until - this.leaseMs / 3) return null;
+    const err = new LeaseLostError(this.chunkIndex);
+    this.aborter.abort(err);
+    return err;
   }
 
   private settled = false;

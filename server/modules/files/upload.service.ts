@@ -85,7 +85,7 @@ export async function receiveChunk(
   if (held.kind === 'complete') return resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, source);
   const { lease } = held;
   // Taken over or cancelled: stop reading this body now, not at its next piece.
-  lease.onLost = () => source.destroy(new LeaseLostError(chunkIndex));
+  lease.signal.addEventListener('abort', () => source.destroy(lease.signal.reason as Error), { once: true });
   try {
     // A writer that died holding the lease never recorded its bytes: the store knows them (design §7).
     const kept = held.takenOver
@@ -95,6 +95,7 @@ export async function receiveChunk(
     await assertRoomFor(deps, caller, (expected ?? chunkSize) - chunkOffset, { ownLeaseCounted: true });
     const limit = expected ?? chunkSize;
     const outcome = await streamIntoStorage(deps.storage, upload.storage_key, base + chunkOffset, source, {
+      signal: lease.signal,
       seed: chunkOffset > 0 ? deps.storage.readUnfinished(upload.storage_key, base, base + chunkOffset) : undefined,
       limit: (seen) => {
         const inChunk = chunkOffset + seen;
@@ -110,7 +111,7 @@ export async function receiveChunk(
       throw err;
     };
     if (outcome.error) {
-      if (outcome.error instanceof LeaseLostError) throw (await lease.gone()) ? uploadGone() : outcome.error;
+      if (outcome.error instanceof LeaseLostError || lease.signal.aborted) throw (await lease.gone()) ? uploadGone() : new LeaseLostError(chunkIndex);
       if (outcome.error instanceof HttpError) return await refuse(outcome.error);
       // Cut off midway (or the disk filled): keep what arrived so status reports it and the client sends only the rest.
       const stored = chunkOffset + outcome.written;
@@ -262,6 +263,13 @@ async function openUpload(
       updated_at: now,
       expires_at: now + UPLOAD_TTL_SECONDS,
     });
+    // A cancel that landed between the check above and this insert found no upload to drop and
+    // answered 404; it was remembered before it looked, so it is seen here and the upload it
+    // meant never opens (design §7: a cancelled upload stays cancelled).
+    if (await wasCancelled(deps.db, id, now)) {
+      if (await claimUpload(deps.db, id)) await discardUploadBytes(deps, upload);
+      throw uploadGone();
+    }
   }
   if (upload.total_chunks !== totalChunks) {
     throw conflict(`This upload was started with ${upload.total_chunks} chunks; totalChunks cannot change.`);

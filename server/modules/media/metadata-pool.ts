@@ -182,8 +182,13 @@ export class MetadataPool {
         const answer: ToWorker = { id, readReply: message.read, bytes };
         slot.child.send(answer);
       };
-      if (!job.read) return reply(null);
-      job.read(message.start, message.end).then(reply, () => reply(null));
+      const read = job.read;
+      if (!read) return reply(null);
+      // A store may refuse a key by throwing at once (a malformed key) rather than rejecting: in
+      // this message handler that would be an uncaught exception ending the process.
+      Promise.resolve()
+        .then(() => read(message.start, message.end))
+        .then(reply, () => reply(null));
     };
     const request: ToWorker = { id, ...job.task };
     slot.child.send(request);

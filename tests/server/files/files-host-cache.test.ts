@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
@@ -66,7 +64,7 @@ describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
 });
 
 describe('FileMetaCache', () => {
-  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {} });
+  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {}, headers200: {} });
 
   it('keeps at most its capacity, dropping the least recently used first', () => {
     const cache = new FileMetaCache(2);
@@ -105,17 +103,16 @@ describe.each(DIALECTS)('small files on %s', (dialect) => {
     expect((await bytes()).equals(data)).toBe(true);
     // Rewrite the stored object behind the server's back: what comes back now is what it kept.
     const row = await t.deps.db.selectFrom('files').select('storage_key').where('actual_name', '=', name).executeTakeFirstOrThrow();
-    const stored = path.join(t.dataDir, 'storage', 'files', row.storage_key.slice(0, 2), row.storage_key);
-    fs.writeFileSync(stored, Buffer.alloc(4096, 0));
+    await t.store.overwriteStored(row.storage_key, Buffer.alloc(4096, 0));
     expect((await bytes()).equals(data)).toBe(true);
     expect((await bytes({ range: 'bytes=100-199' })).equals(data.subarray(100, 200))).toBe(true);
-    fs.rmSync(stored);
+    await t.deps.storage.delete(row.storage_key);
     expect((await fetch(`${t.filesUrl}/${name}`)).status).toBe(404);
   });
 });
 
 describe('FileMetaCache bodies', () => {
-  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {} });
+  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {}, headers200: {} });
 
   it('keeps bodies only within its byte budget and frees them with their entry', () => {
     const cache = new FileMetaCache(10, 60_000, Date.now, 100);

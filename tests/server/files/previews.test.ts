@@ -150,19 +150,25 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
     // Deleted at once: the queue is most likely still rendering; its keys must not outlive the file.
     expect((await t.call('/api/v1/files/delete', { token: user.token, filePath: file.url })).status).toBe(200);
     await t.deps.previews.idle();
-    expect(await listStored(t)).toEqual([]);
+    expect(await t.store.storedKeys()).toEqual([]);
     // The same check sees previews when they are there (so the empty list above means something).
     const kept = await settled((await put(await picture(400, 300, 'png'), 'kept.png')).actual_name);
-    expect(await listStored(t)).toHaveLength(1 + kept.previews.length);
+    expect(await t.store.storedKeys()).toHaveLength(1 + kept.previews.length);
+  });
+
+  it('records "no previews" for a file whose storage key the store refuses, instead of ending the process', async () => {
+    t = await createHttpTestApp(dialect);
+    user = await t.createUser();
+    // A row as an import or an older bench left it: the local store throws on such a key at once.
+    await t.deps.db
+      .insertInto('files')
+      .values({ id: 'badkey1', actual_name: 'badkey0001.png', original_name: 'odd.png', user_id: user.id, size: 100, mime_type: 'image/png',
+        width: null, height: null, time_created: 1_700_000_000, storage_key: 'k0', sha256: null, previews: null })
+      .execute();
+    t.deps.previews.enqueue('badkey1');
+    await t.deps.previews.idle();
+    const row = await t.deps.db.selectFrom('files').select('previews').where('id', '=', 'badkey1').executeTakeFirstOrThrow();
+    expect(row.previews).toBe('[]');
+    expect((await t.call('/api/v1/files/uploaded', {}, { token: user.token })).status).toBe(200);
   });
 });
-
-/** Every stored object left in the test app's local storage. */
-async function listStored(t: HttpTestApp): Promise<string[]> {
-  const { readdir } = await import('node:fs/promises');
-  const path = await import('node:path');
-  const root = path.join(t.dataDir, 'storage', 'files');
-  const out: string[] = [];
-  for (const dir of await readdir(root).catch(() => [] as string[])) out.push(...(await readdir(path.join(root, dir))));
-  return out;
-}

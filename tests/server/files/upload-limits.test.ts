@@ -1,6 +1,4 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
@@ -16,13 +14,8 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
   const send = (fields: Record<string, string | number>, data: Buffer, token = user.token) =>
     sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token, ...fields }, file: { data, filename: 'blob' } });
   const admin = (route: string, body: Record<string, unknown>, token = t.admin.token) => postJson(`${t.apiUrl}/api/v1/admin/${route}`, { token, ...body });
-  const partialBytes = () => {
-    const dir = path.join(t.dataDir, 'storage', 'partial');
-    return fs
-      .readdirSync(dir)
-      .filter((f) => fs.statSync(path.join(dir, f)).isFile())
-      .reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0);
-  };
+  // Bytes of unfinished uploads in the store (local partial/ or S3 pieces): a refusal writes none.
+  const partialBytes = () => t.store.partialBytes();
   const chunk0 = (name: string, totalChunks = 2) => send({ uploadId: crypto.randomUUID(), originalname: name, totalChunks, chunkIndex: 0 }, randomBytes(CHUNK));
 
   it('has the documented defaults, lets only an admin change them, and refuses bad values', async () => {
@@ -51,12 +44,12 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     const first = crypto.randomUUID();
     expect((await send({ uploadId: first, originalname: 'a.bin', totalChunks: 2, chunkIndex: 0 }, randomBytes(CHUNK))).status).toBe(200);
     expect((await chunk0('b.bin')).status).toBe(200);
-    const before = partialBytes();
+    const before = await partialBytes();
 
     const third = await chunk0('c.bin');
     expect(third.status).toBe(429);
     expect(String(third.body.error)).toContain('You have 2 unfinished uploads, the most this site allows (max unfinished uploads)');
-    expect(partialBytes()).toBe(before);
+    expect(await partialBytes()).toBe(before);
     // Another user is not affected.
     const other = await t.createUser();
     expect((await send({ uploadId: crypto.randomUUID(), originalname: 'x.bin', totalChunks: 2, chunkIndex: 0 }, randomBytes(CHUNK), other.token)).status).toBe(200);
@@ -71,11 +64,11 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     expect((await admin('set/limit', { setting: 'max_unfinished_size', value: 1 })).status).toBe(200);
     // 1 MB holds four chunks of 256 KiB.
     for (const name of ['a', 'b', 'c', 'd']) expect((await chunk0(`${name}.bin`)).status).toBe(200);
-    const before = partialBytes();
+    const before = await partialBytes();
     const over = await chunk0('e.bin');
     expect(over.status).toBe(413);
     expect(String(over.body.error)).toContain('more than 1 MB, the most this site allows (max unfinished upload size)');
-    expect(partialBytes()).toBe(before);
+    expect(await partialBytes()).toBe(before);
   });
 
   it('enforces a role storage quota on whole files, on chunked uploads at chunk 0, and lifts it', async () => {

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { CreateMultipartUploadCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { S3Storage } from '../../../server/storage/s3.ts';
 import { StorageError } from '../../../server/storage/s3-errors.ts';
@@ -54,6 +54,37 @@ describe.skipIf(!S3_AVAILABLE)('S3 driver', () => {
     for (let off = 0; off < file.length; off += chunk) await s3.writeAt(KEY, off, source(file.subarray(off, off + chunk)));
     await s3.finalize(KEY, file.length);
     expect((await readAll(s3.read(KEY))).equals(file)).toBe(true);
+  });
+
+  it('a piece that vanishes while finalize re-sends it is a StorageError from finalize, not an uncaught stream error', async () => {
+    const chunk = 256 * 1024;
+    const { s3, bucket } = await open(chunk);
+    const file = pattern(6 * MiB + 100);
+    for (let off = 0; off < file.length; off += chunk) await s3.writeAt(KEY, off, source(file.subarray(off, off + chunk)));
+    // Another process drops the pieces (a cancel, the sweep) after finalize listed them.
+    const send = s3.client.send.bind(s3.client) as (command: unknown, options?: unknown) => Promise<unknown>;
+    let dropped = false;
+    s3.client.send = (async (command: unknown, options?: unknown) => {
+      if (command instanceof GetObjectCommand && !dropped) {
+        dropped = true;
+        await send(new DeleteObjectCommand({ Bucket: bucket, Key: command.input.Key }));
+      }
+      return send(command, options);
+    }) as typeof s3.client.send;
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const err = await s3.finalize(KEY, file.length).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StorageError);
+      // Any stray error event of the part's body surfaces within a turn or two of the loop.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    const left = await send(new ListMultipartUploadsCommand({ Bucket: bucket }));
+    expect((left as { Uploads?: unknown[] }).Uploads ?? []).toEqual([]);
   });
 
   it('another node sees the pieces of a chunk still being written (≤ one piece behind)', async () => {
