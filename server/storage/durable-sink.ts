@@ -5,8 +5,12 @@ import { Writable } from 'node:stream';
 const writev = promisify(fs.writev);
 const fdatasync = promisify(fs.fdatasync);
 
-/** Bytes gathered before one positioned write (issue 9: few, large syscalls). */
-export const SINK_BUFFER_BYTES = 4 * 1024 * 1024;
+/**
+ * Bytes gathered before one positioned write (issue 9: few, large syscalls). 1 MiB is already
+ * one syscall per sixteen socket reads; more only held memory per upload while the disk syncs
+ * (8 uploads at once held 8 × 4 MiB here; bench/README.md has the figures).
+ */
+export const SINK_BUFFER_BYTES = 1024 * 1024;
 /** How often the written bytes are made durable and checkpointed while a chunk streams (design §7: ≤ 8 MiB lost to a crash). */
 export const CHECKPOINT_BYTES = 8 * 1024 * 1024;
 /** A slow or stalled sender is checkpointed this soon after its last write, so a crash loses at most this moment's bytes. */

@@ -25,10 +25,11 @@ export async function registerUploadRoute(app: FastifyInstance, deps: Deps): Pro
     // Sizes are bounded by our own byte counting (max_file_size is a live setting), the rest here.
     limits: { fieldNameSize: 64, fieldSize: 4096, fields: 16, files: 1, parts: 20, headerPairs: 100, fileSize: Number.MAX_SAFE_INTEGER },
     throwFileSizeLimit: false,
-    // Issue 9: hand the file part on in pieces of up to 1 MiB rather than the 16 KiB default,
-    // so an 80 MB chunk costs a few hundred stream hops instead of thousands.
-    fileHwm: 1024 * 1024,
-    highWaterMark: 1024 * 1024,
+    // Issue 9: hand the file part on in pieces of up to 256 KiB rather than the 16 KiB default,
+    // so an 80 MB chunk costs a few hundred stream hops instead of thousands, while an upload
+    // waiting on its disk holds little (each buffer is held once per running upload).
+    fileHwm: 256 * 1024,
+    highWaterMark: 256 * 1024,
   });
 
   app.post(
