@@ -1,3 +1,4 @@
+import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import cors from '@fastify/cors';
 import type { Deps } from './deps.ts';
@@ -10,7 +11,7 @@ import { logSerializers } from './http/log-privacy.ts';
 import { answerClientError, answerFrameworkError } from './http/client-error.ts';
 import { registerAccountModules } from './modules/account-modules.ts';
 import { registerFileModules } from './modules/file-modules.ts';
-import { registerFilesHost } from './files-host/files-host.ts';
+import { answerFast, createFilesHost, registerFilesHost } from './files-host/files-host.ts';
 import { registerSite } from './site/site.ts';
 import { registerSecurityHeaders } from './site/security-headers.ts';
 
@@ -90,13 +91,32 @@ export async function buildApi(deps: Deps): Promise<FastifyInstance> {
 
 /** The files origin (design §8): `GET`/`HEAD /<actual_name>`. */
 export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
-  const app = Fastify(baseOptions(deps));
+  const host = createFilesHost();
+  const options = baseOptions(deps);
+  // Issue 9: cached files are answered before Fastify (files-host.ts answerFast) when nothing
+  // Fastify runs per request would change the answer; the rate limiter would, so it keeps them.
+  const fast = !deps.config.rateLimits;
+  const app: FastifyInstance = Fastify({
+    ...options,
+    serverFactory: (handler) => {
+      // What Fastify does with its own server (fastify/lib/server.js), plus the fast path in front.
+      const server = http.createServer((req, res) => {
+        if (!fast || !answerFast(deps, host, app.log, req, res, handler)) handler(req, res);
+      });
+      server.keepAliveTimeout = 72_000;
+      server.requestTimeout = TIMEOUTS.requestTimeout;
+      server.setTimeout(TIMEOUTS.connectionTimeout);
+      return server;
+    },
+  });
   guardSlowClients(app, deps);
   registerErrorHandler(app);
-  // Design §6: the files host is limited per client IP too (FILES_RATE_LIMIT a minute).
-  await registerRateLimits(app, deps, { max: deps.config.filesRateLimit, timeWindow: '1 minute' });
+  // Design §6: the files host is limited per client IP too (FILES_RATE_LIMIT a minute). With
+  // RATE_LIMITS=off the limiter is left out rather than asked on every request (an HMAC of the
+  // address each time, issue 9): no route here uses per-account limits.
+  if (deps.config.rateLimits) await registerRateLimits(app, deps, { max: deps.config.filesRateLimit, timeWindow: '1 minute' });
   await healthz(app, deps);
-  await registerFilesHost(app, deps);
+  await registerFilesHost(app, deps, host);
   return app;
 }
 

@@ -13,6 +13,8 @@ export interface FileMeta {
   etag: string;
   /** The design §8 headers of a 200, built once. */
   headers: Record<string, string>;
+  /** The same with the whole file's `Content-Length`: a 200's headers as they go out. */
+  headers200: Record<string, string>;
   /** A small file's bytes (≤ SMALL_BODY), once read: its object never changes under its key. */
   body?: Buffer;
 }

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import { once } from 'node:events';
+import { pipeline } from 'node:stream';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
@@ -15,9 +17,27 @@ const CACHE_CONTROL = 'public, max-age=31536000, immutable';
 // Nothing a stored file contains may run script or load from elsewhere, even when opened directly.
 const CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'unsafe-inline'; sandbox";
 
+/** Levels at which Fastify logs every request. */
+const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
+
+/** What the files host keeps between requests: the metadata cache and whether it is closing. */
+export interface FilesHost {
+  cache: FileMetaCache;
+  closing: boolean;
+}
+
+export function createFilesHost(): FilesHost {
+  return { cache: new FileMetaCache(), closing: false };
+}
+
 /** `GET`/`HEAD /<actual_name>` (design §8). */
-export async function registerFilesHost(app: FastifyInstance, deps: Deps): Promise<void> {
-  const cache = new FileMetaCache();
+export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: FilesHost = createFilesHost()): Promise<void> {
+  const { cache } = host;
+  // From here on the fast path leaves every request to Fastify, which answers 503 while closing.
+  app.addHook('preClose', (done) => {
+    host.closing = true;
+    done();
+  });
   app.route({
     method: ['GET', 'HEAD'],
     url: '/:name',
@@ -27,28 +47,95 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps): Promi
   registerPreviewRoute(app, deps);
 }
 
+/**
+ * Issue 9, serving like a static server: a request for a file already in the cache is answered
+ * here, before Fastify's routing, hooks and reply, with the very headers serveFile sends (design
+ * §8): from memory (a kept small body, `HEAD`, a 304, an empty file) or, on a store that reads
+ * local files, streamed straight from disk (a Range as cheap as on a static server). The stored
+ * object's existence is still checked on every request, so a delete by any process is seen at
+ * once. Anything else (unknown or uncached names, 416, a query string, a body, a remote store,
+ * a server closing) returns false and goes to Fastify, as does a file deleted between the check
+ * and its opening (`fallback`). Only installed when Fastify would add nothing to the answer: no
+ * rate limiter (it counts every request and adds its headers), see app.ts. Returns whether it
+ * took the request.
+ */
+export function answerFast(
+  deps: Deps,
+  host: FilesHost,
+  log: FastifyBaseLogger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  fallback: (req: IncomingMessage, res: ServerResponse) => void,
+): boolean {
+  const method = req.method;
+  if (host.closing || (method !== 'GET' && method !== 'HEAD') || !deps.storage.statNow) return false;
+  const url = req.url ?? '';
+  if (url.charCodeAt(0) !== 47 /* '/' */ || url.includes('?') || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+  const meta = host.cache.get(url.slice(1));
+  if (!meta) return false;
+  const started = performance.now();
+  const conditional = notModified(req.headers, meta.etag, meta.timeCreated);
+  const range = conditional ? null : rangeOf(req.headers, meta);
+  if (range === 'unsatisfiable') return false;
+  // Gone since it was cached: serveFile asks the database again and answers 404.
+  if (deps.storage.statNow(meta.storageKey) === null) return false;
+  const status = conditional ? 304 : range ? 206 : 200;
+  const logLine = () => {
+    // The line Fastify would have logged (server/http/log-privacy.ts decides what of req is kept).
+    if (!REQUEST_LOG_LEVELS.has(log.level)) return;
+    log.info({ req: { method, url, host: req.headers.host, ip: req.socket.remoteAddress, socket: req.socket }, res: { statusCode: res.statusCode }, responseTime: performance.now() - started }, 'request completed');
+  };
+  const bodiless = status === 304 || method === 'HEAD' || meta.size === 0;
+  if (bodiless || meta.body) {
+    res.writeHead(status, headersOf(meta, status, range));
+    if (bodiless) res.end();
+    else res.end(range ? meta.body!.subarray(range.start, range.end + 1) : meta.body);
+    logLine();
+    return true;
+  }
+  const body = deps.storage.read(meta.storageKey, range ?? undefined);
+  if (!(body instanceof fs.ReadStream)) {
+    // Only a file on this disk opens without a round trip worth leaving to Fastify.
+    body.destroy();
+    return false;
+  }
+  body.once('error', () => {
+    // Could not be opened (deleted since the check): Fastify looks it up again and says 404.
+    if (!res.headersSent) fallback(req, res);
+  });
+  body.once('ready', () => {
+    res.writeHead(status, headersOf(meta, status, range));
+    // A client that goes away destroys the read; a failed read mid-body cuts the connection.
+    pipeline(body, res, () => undefined);
+    res.once('finish', logLine);
+  });
+  return true;
+}
+
 async function lookUp(deps: Deps, cache: FileMetaCache, name: string): Promise<FileMeta | undefined> {
   const file = await findFileByActualName(deps.db, name);
   if (!file) return undefined;
   const etag = `"${file.storage_key}"`;
   const active = isActiveType(file.mime_type);
+  const headers = {
+    'cache-control': CACHE_CONTROL,
+    etag,
+    'last-modified': new Date(file.time_created * 1000).toUTCString(),
+    'accept-ranges': 'bytes',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': CSP,
+    'cross-origin-resource-policy': 'cross-origin',
+    // Active types keep their real type but are only ever downloaded (design §8).
+    'content-disposition': contentDisposition(active ? 'attachment' : 'inline', file.original_name),
+    'content-type': file.mime_type.startsWith('text/') ? `${file.mime_type}; charset=utf-8` : file.mime_type,
+  };
   const meta: FileMeta = {
     storageKey: file.storage_key,
     size: file.size,
     timeCreated: file.time_created,
     etag,
-    headers: {
-      'cache-control': CACHE_CONTROL,
-      etag,
-      'last-modified': new Date(file.time_created * 1000).toUTCString(),
-      'accept-ranges': 'bytes',
-      'x-content-type-options': 'nosniff',
-      'content-security-policy': CSP,
-      'cross-origin-resource-policy': 'cross-origin',
-      // Active types keep their real type but are only ever downloaded (design §8).
-      'content-disposition': contentDisposition(active ? 'attachment' : 'inline', file.original_name),
-      'content-type': file.mime_type.startsWith('text/') ? `${file.mime_type}; charset=utf-8` : file.mime_type,
-    },
+    headers,
+    headers200: { ...headers, 'content-length': String(file.size) },
   };
   cache.set(name, meta);
   return meta;
@@ -80,12 +167,11 @@ type Answer =
 
 /** What to answer, after making sure the stored object is still there (it is gone once deleted). */
 async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: FileMeta, request: FastifyRequest): Promise<Answer | 'gone'> {
-  const conditional = notModified(request, meta.etag, meta.timeCreated);
-  const ifRange = request.headers['if-range'];
-  const range = conditional ? null : parseRange(ifRange === undefined || ifRange === meta.etag ? request.headers.range : undefined, meta.size);
+  const conditional = notModified(request.headers, meta.etag, meta.timeCreated);
+  const range = conditional ? null : rangeOf(request.headers, meta);
   const kept = meta.body;
   if (conditional || range === 'unsatisfiable' || request.method === 'HEAD' || meta.size === 0 || kept) {
-    if (!(await deps.storage.stat(meta.storageKey))) return 'gone';
+    if (!(await stillStored(deps, meta.storageKey))) return 'gone';
     if (conditional) return { status: 304 };
     if (range === 'unsatisfiable') return { status: 416 };
     const body = request.method === 'HEAD' || !kept ? null : range ? kept.subarray(range.start, range.end + 1) : kept;
@@ -115,26 +201,43 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
   return { status: range ? 206 : 200, range, body };
 }
 
-function send(reply: FastifyReply, meta: FileMeta, answer: Answer) {
-  void reply.headers(meta.headers);
-  if (answer.status === 304) return reply.status(304).send();
-  if (answer.status === 416) {
-    return reply.status(416).header('content-range', `bytes */${meta.size}`).type('application/json').send({ success: false, error: 'Requested range not satisfiable.' });
-  }
-  const { range, body } = answer;
-  if (range) void reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${meta.size}`).header('content-length', range.end - range.start + 1);
-  else void reply.status(200).header('content-length', meta.size);
-  if (!body) return reply.send(meta.size === 0 && answer.status === 200 ? '' : undefined);
-  return reply.send(body);
+/** Whether a stored object exists, without a thread-pool round trip where the store allows it. */
+function stillStored(deps: Deps, key: string): boolean | Promise<boolean> {
+  if (deps.storage.statNow) return deps.storage.statNow(key) !== null;
+  return deps.storage.stat(key).then((s) => s !== null);
 }
 
-function notModified(request: FastifyRequest, etag: string, timeCreated: number): boolean {
-  const inm = request.headers['if-none-match'];
+/** A 200, 206 or 304's headers (design §8): the fast path and Fastify's reply send the same. */
+function headersOf(meta: FileMeta, status: 200 | 206 | 304, range: { start: number; end: number } | null): Record<string, string> {
+  if (status === 304) return meta.headers;
+  if (status === 200 || !range) return meta.headers200;
+  return { ...meta.headers, 'content-range': `bytes ${range.start}-${range.end}/${meta.size}`, 'content-length': String(range.end - range.start + 1) };
+}
+
+function send(reply: FastifyReply, meta: FileMeta, answer: Answer) {
+  if (answer.status === 416) {
+    return reply.status(416).headers(meta.headers).header('content-range', `bytes */${meta.size}`).type('application/json').send({ success: false, error: 'Requested range not satisfiable.' });
+  }
+  const range = answer.status === 304 ? null : answer.range;
+  void reply.status(answer.status).headers(headersOf(meta, answer.status, range));
+  if (answer.status === 304) return reply.send();
+  if (!answer.body) return reply.send(meta.size === 0 && answer.status === 200 ? '' : undefined);
+  return reply.send(answer.body);
+}
+
+/** The range asked for; an `If-Range` that is not this file's ETag asks for the whole file. */
+function rangeOf(headers: IncomingHttpHeaders, meta: FileMeta): ReturnType<typeof parseRange> {
+  const ifRange = headers['if-range'];
+  return parseRange(ifRange === undefined || ifRange === meta.etag ? headers.range : undefined, meta.size);
+}
+
+function notModified(headers: IncomingHttpHeaders, etag: string, timeCreated: number): boolean {
+  const inm = headers['if-none-match'];
   if (inm !== undefined) {
     // If-None-Match wins over If-Modified-Since when both are sent (RFC 9110 §13.2.2).
     return inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
   }
-  const ims = request.headers['if-modified-since'];
+  const ims = headers['if-modified-since'];
   if (ims) {
     const since = Date.parse(ims);
     return Number.isFinite(since) && Math.floor(since / 1000) >= timeCreated;

@@ -1,0 +1,129 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIALECTS } from '../../helpers/test-app.ts';
+import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+
+// Set by Node's server or the connection, not by the files host.
+const TRANSPORT = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/**
+ * Issue 9: cached files are answered before Fastify (files-host.ts answerFast). Whatever path
+ * answers, a client must see the same status, headers (design §8) and bytes: `inject()` always
+ * goes through Fastify's route, a real request for a cached name takes the fast path.
+ */
+describe.each(DIALECTS)('the files host fast path on %s', (dialect) => {
+  let t: HttpTestApp;
+  afterEach(async () => t?.close());
+
+  async function upload(data: Buffer, originalname: string): Promise<string> {
+    const user = await t.createUser();
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname }, file: { data } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return (res.body.file as { actual_name: string }).actual_name;
+  }
+
+  async function both(name: string, method: 'GET' | 'HEAD', headers: Record<string, string>) {
+    const viaFastify = await t.files.inject({ method, url: `/${name}`, headers });
+    const res = await fetch(`${t.filesUrl}/${name}`, { method, headers });
+    const body = Buffer.from(await res.arrayBuffer());
+    const seen: Record<string, string> = {};
+    res.headers.forEach((v, k) => {
+      if (!TRANSPORT.has(k)) seen[k] = v;
+    });
+    const expected = Object.fromEntries(Object.entries(viaFastify.headers).filter(([k]) => !TRANSPORT.has(k)).map(([k, v]) => [k, String(v)]));
+    return { status: res.status, seen, body, expected, expectedStatus: viaFastify.statusCode, expectedBody: viaFastify.rawPayload };
+  }
+
+  it('answers HEAD, 304, 206, 416 and 404 for a cached file exactly as the route does', async () => {
+    t = await createHttpTestApp(dialect);
+    const data = randomBytes(4096);
+    const name = await upload(data, 'naïve "quoted".txt');
+    const first = await fetch(`${t.filesUrl}/${name}`);
+    expect(Buffer.from(await first.arrayBuffer()).equals(data)).toBe(true);
+    const etag = first.headers.get('etag') ?? '';
+    const lastModified = first.headers.get('last-modified') ?? '';
+
+    const cases: [string, 'GET' | 'HEAD', Record<string, string>, number][] = [
+      ['whole', 'GET', {}, 200],
+      ['head', 'HEAD', {}, 200],
+      ['etag', 'GET', { 'if-none-match': etag }, 304],
+      ['weak etag in a list', 'HEAD', { 'if-none-match': `"other", W/${etag}` }, 304],
+      ['date', 'GET', { 'if-modified-since': lastModified }, 304],
+      ['other etag', 'GET', { 'if-none-match': '"other"' }, 200],
+      ['range', 'GET', { range: 'bytes=100-199' }, 206],
+      ['suffix range on HEAD', 'HEAD', { range: 'bytes=-10' }, 206],
+      ['if-range matching', 'GET', { range: 'bytes=0-9', 'if-range': etag }, 206],
+      ['if-range stale', 'GET', { range: 'bytes=0-9', 'if-range': '"old"' }, 200],
+      ['past the end', 'GET', { range: 'bytes=5000-' }, 416],
+    ];
+    for (const [label, method, headers, status] of cases) {
+      const got = await both(name, method, headers);
+      expect(got.status, label).toBe(status);
+      expect(got.expectedStatus, label).toBe(status);
+      expect(got.seen, label).toEqual(got.expected);
+      expect(got.body.equals(got.expectedBody), label).toBe(true);
+    }
+    const range = await both(name, 'GET', { range: 'bytes=100-199' });
+    expect(range.body.equals(data.subarray(100, 200))).toBe(true);
+    expect(range.seen['content-range']).toBe('bytes 100-199/4096');
+    expect(range.seen['content-security-policy']).toContain('sandbox');
+    expect(range.seen['x-content-type-options']).toBe('nosniff');
+    expect(range.seen['content-disposition']).toBe(`inline; filename="na_ve _quoted_.txt"; filename*=UTF-8''na%C3%AFve%20%22quoted%22.txt`);
+
+    const unknown = await both(`${name.startsWith('z') ? 'y' : 'z'}${name.slice(1)}`, 'GET', {});
+    expect(unknown.status).toBe(404);
+    expect(unknown.seen).toEqual(unknown.expected);
+  });
+
+  it('answers an empty file and a file too big to keep the same way on both paths', async () => {
+    t = await createHttpTestApp(dialect);
+    const big = randomBytes(70 * 1024);
+    for (const [data, originalname] of [[Buffer.alloc(0), 'empty.bin'], [big, 'big.bin']] as const) {
+      const name = await upload(data, originalname);
+      await (await fetch(`${t.filesUrl}/${name}`)).arrayBuffer();
+      for (const [method, headers] of [['GET', {}], ['HEAD', {}], ['GET', { range: 'bytes=-5' }]] as const) {
+        const got = await both(name, method, headers);
+        expect(got.status, `${originalname} ${method}`).toBe(got.expectedStatus);
+        expect(got.seen, `${originalname} ${method}`).toEqual(got.expected);
+        expect(got.body.equals(got.expectedBody)).toBe(true);
+      }
+    }
+  });
+
+  it("streams a big file and its ranges from disk with the route's headers, and shrugs off a reader who leaves mid-body", async () => {
+    // 1 MiB chunks: at the helper's 1 KiB default a 3 MiB body is 3,000 pieces on S3, minutes on moto.
+    t = await createHttpTestApp(dialect, { chunkSize: 1024 * 1024 });
+    const data = randomBytes(3 * 1024 * 1024 + 17);
+    const name = await upload(data, 'film.bin');
+    await (await fetch(`${t.filesUrl}/${name}`)).arrayBuffer();
+    for (const [label, headers] of [['whole', {}], ['last MiB', { range: 'bytes=-1048576' }], ['middle', { range: 'bytes=1000000-2000000' }]] as const) {
+      const got = await both(name, 'GET', headers);
+      expect(got.status, label).toBe(got.expectedStatus);
+      expect(got.seen, label).toEqual(got.expected);
+      expect(got.body.equals(got.expectedBody), label).toBe(true);
+    }
+    const ranged = await fetch(`${t.filesUrl}/${name}`, { headers: { range: 'bytes=1000000-2000000' } });
+    expect(Buffer.from(await ranged.arrayBuffer()).equals(data.subarray(1_000_000, 2_000_001))).toBe(true);
+
+    // A reader who stops after the first bytes: the server lets go and keeps serving.
+    const leaving = new AbortController();
+    const partial = await fetch(`${t.filesUrl}/${name}`, { signal: leaving.signal });
+    const reader = partial.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    leaving.abort();
+    const again = await fetch(`${t.filesUrl}/${name}`);
+    expect(Buffer.from(await again.arrayBuffer()).equals(data)).toBe(true);
+  });
+
+  it('leaves every request to the rate limiter when limits are on: each answer carries its count', async () => {
+    t = await createHttpTestApp(dialect, { env: { RATE_LIMITS: 'on', FILES_RATE_LIMIT: '5' } });
+    const name = await upload(randomBytes(100), 'limited.bin');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${t.filesUrl}/${name}`);
+      await res.arrayBuffer();
+      statuses.push(res.status);
+      if (res.status === 200) expect(res.headers.get('x-ratelimit-remaining')).toBe(String(4 - i));
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+});
