@@ -19,17 +19,21 @@ const DEEP = Math.floor(FILES / PAGE_SIZE / 2);
 const FILTER = 'holiday-4321';
 
 // Names as phones and cameras make them (IMG_…, holiday-…, Screenshot …, document-…, VID_…, by
-// i mod 5), so trigrams repeat the way real names do.
+// i mod 5), so trigrams repeat the way real names do. Rows look like settled files: a storage key
+// of the store's form, a hash and a preview record ("none"), so the server's start-up backfills
+// (hashes, previews) find nothing to do instead of running through a million rows while the
+// lists are timed. The bytes themselves are not there: nothing here reads them.
 /** SQLite: through the file, with the server stopped; the triggers keep counts and the name index as the server would. */
 function seedSqlite(dbFile: string): void {
   const db = new SQLite(dbFile);
   // One statement, so the rows are made inside SQLite (same names as nameOf and actualOf).
   db.prepare(
     `with recursive n(i) as (select 0 union all select i + 1 from n where i < ? - 1)
-     insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key)
+     insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
      select 'id' || i, printf('%010d.bin', i),
             replace(case i % 5 when 0 then 'IMG_%.jpg' when 1 then 'holiday-%.png' when 2 then 'Screenshot %.png' when 3 then 'document-%.pdf' else 'VID_%.mp4' end, '%', i),
-            (select id from users where username = 'bench'), 1000 + (i * 7919) % 50000, 'image/png', 1700000000 + i / 3, 'k' || i
+            (select id from users where username = 'bench'), 1000 + (i * 7919) % 50000, 'image/png', 1700000000 + i / 3,
+            printf('bench%010d', i), printf('%064x', i), '[]'
      from n`,
   ).run(FILES);
   db.pragma('optimize');
@@ -47,9 +51,10 @@ async function seedPostgres(url: string): Promise<void> {
   await c.query('alter table files disable trigger files_count_insert');
   const kinds = `(array['IMG_%.jpg','holiday-%.png','Screenshot %.png','document-%.pdf','VID_%.mp4'])[i % 5 + 1]`;
   await c.query(
-    `insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key)
+    `insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
      select 'id' || i, lpad(to_hex(i), 10, '0') || '.bin', replace(${kinds}, '%', i::text), (select id from users where username = 'bench'),
-            1000 + (i::bigint * 7919) % 50000, 'image/png', 1700000000 + i / 3, 'k' || i
+            1000 + (i::bigint * 7919) % 50000, 'image/png', 1700000000 + i / 3,
+            'bench' || lpad(i::text, 10, '0'), lpad(to_hex(i), 64, '0'), '[]'
      from generate_series(0, $1::int - 1) as i`,
     [FILES],
   );

@@ -79,12 +79,16 @@ export interface FilesTable {
 export interface FileCountsTable {
   user_id: string;
   file_count: number;
+  /** Grows with every insert, delete and sort-key update of the owner's files (migration 2026-11-25-10). */
+  changes: Generated<number>;
 }
 
 /** One row (id 1): files on the site, kept by the same triggers. */
 export interface FileTotalsTable {
   id: number;
   file_count: number;
+  /** Grows with every insert, delete and sort-key update of any file (migration 2026-11-25-10). */
+  changes: Generated<number>;
 }
 
 /**

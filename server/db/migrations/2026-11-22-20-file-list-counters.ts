@@ -25,17 +25,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`insert into file_counts (user_id, file_count) select user_id, count(*) from files group by user_id`.execute(db);
   await sql`insert into file_totals (id, file_count) select 1, count(*) from files`.execute(db);
 
-  // Counting rules, shared by both dialects' trigger bodies.
-  const onInsert = sql`
-    insert into file_counts (user_id, file_count) values (new.user_id, 1)
-      on conflict (user_id) do update set file_count = file_counts.file_count + 1;
-    update file_totals set file_count = file_count + 1 where id = 1;`;
-  // A user removed with their files: the cascade deletes the user's count row too; the
-  // update then finds nothing, which is right.
-  const onDelete = sql`
-    update file_counts set file_count = file_count - 1 where user_id = old.user_id;
-    update file_totals set file_count = file_count - 1 where id = 1;`;
-
+  const { onInsert, onDelete } = countingRules();
   if (postgres) {
     await sql`create function files_count_insert() returns trigger language plpgsql as $$
       begin ${onInsert} return null; end $$`.execute(db);
@@ -47,6 +37,20 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql`create trigger files_count_insert after insert on files begin ${onInsert} end`.execute(db);
     await sql`create trigger files_count_delete after delete on files begin ${onDelete} end`.execute(db);
   }
+}
+
+/** Counting rules, shared by both dialects' trigger bodies (and restored by 2026-11-25-10's down()). */
+export function countingRules() {
+  const onInsert = sql`
+    insert into file_counts (user_id, file_count) values (new.user_id, 1)
+      on conflict (user_id) do update set file_count = file_counts.file_count + 1;
+    update file_totals set file_count = file_count + 1 where id = 1;`;
+  // A user removed with their files: the cascade deletes the user's count row too; the
+  // update then finds nothing, which is right.
+  const onDelete = sql`
+    update file_counts set file_count = file_count - 1 where user_id = old.user_id;
+    update file_totals set file_count = file_count - 1 where id = 1;`;
+  return { onInsert, onDelete };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see up()

@@ -2,6 +2,7 @@ import { PostgresAdapter, sql } from 'kysely';
 import { containsInsensitive, type Database } from '../../db/index.ts';
 import type { FilesTable } from '../../db/schema.ts';
 import type { FileSort } from '../../../contract/files.ts';
+import { anchoredPageIds, orderOf } from './list-anchors.ts';
 
 export type FileRow = FilesTable & { username: string };
 
@@ -74,37 +75,30 @@ function isPostgres(db: Database): boolean {
 
 /**
  * `totalImages` without counting rows when a kept count answers (migration 2026-11-22-20):
- * an owner's files, every file, or the files of the users a username filter picks.
+ * an owner's files, every file, or the files of the users a username filter picks. `changes`
+ * comes with the owner's or the site's count (migration 2026-11-25-10), for the anchors.
  */
-async function countFiles(db: Database, q: FileFilters): Promise<number> {
+async function countFiles(db: Database, q: FileFilters): Promise<{ total: number; changes: number | null }> {
   if (!q.originalName && !q.actualName) {
     if (q.userId && !q.username) {
-      const row = await db.selectFrom('file_counts').select('file_count').where('user_id', '=', q.userId).executeTakeFirst();
-      return Number(row?.file_count ?? 0);
+      const row = await db.selectFrom('file_counts').select(['file_count', 'changes']).where('user_id', '=', q.userId).executeTakeFirst();
+      return { total: Number(row?.file_count ?? 0), changes: row ? Number(row.changes) : null };
+    }
+    if (!q.userId && !q.username) {
+      const row = await db.selectFrom('file_totals').select(['file_count', 'changes']).where('id', '=', 1).executeTakeFirst();
+      return { total: Number(row?.file_count ?? 0), changes: row ? Number(row.changes) : null };
     }
     if (!q.userId) {
-      const row = q.username
-        ? await db
-            .selectFrom('file_counts')
-            .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('file_count'), sql<number>`0`).as('n'))
-            .where('file_counts.user_id', 'in', usersNamed(db, q.username))
-            .executeTakeFirst()
-        : await db.selectFrom('file_totals').select('file_count as n').where('id', '=', 1).executeTakeFirst();
-      return Number(row?.n ?? 0);
+      const row = await db
+        .selectFrom('file_counts')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('file_count'), sql<number>`0`).as('n'))
+        .where('file_counts.user_id', 'in', usersNamed(db, q.username ?? ''))
+        .executeTakeFirst();
+      return { total: Number(row?.n ?? 0), changes: null };
     }
   }
   const count = await filtered(db, q).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(count.n);
-}
-
-type OrderTerm = ['files.time_created' | 'files.size' | 'files.id', 'asc' | 'desc'];
-
-/** The list's order; the id breaks ties so pages never repeat or skip a file between requests. */
-function orderOf(sort: FileQuery['sort']): OrderTerm[] {
-  if (sort === 'oldest') return [['files.time_created', 'asc'], ['files.id', 'asc']];
-  if (sort === 'largest') return [['files.size', 'desc'], ['files.id', 'asc']];
-  if (sort === 'smallest') return [['files.size', 'asc'], ['files.id', 'asc']];
-  return [['files.time_created', 'desc'], ['files.id', 'desc']];
+  return { total: Number(count.n), changes: null };
 }
 
 /**
@@ -118,13 +112,30 @@ export function pageIdsQuery(db: Database, q: FileQuery) {
 }
 
 export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: FileRow[]; total: number }> {
-  const total = await countFiles(db, q);
+  const offset = (q.page - 1) * q.pageSize;
+  if (q.originalName || q.actualName) {
+    // Both read the same few index matches; PostgreSQL runs them at once on two connections.
+    const [{ total }, rows] = await Promise.all([countFiles(db, q), pageRows(db, q, pageIdsQuery(db, q))]);
+    return { rows: offset >= total ? [] : rows, total };
+  }
+  const { total, changes } = await countFiles(db, q);
   // Past the last page there is nothing to read (and nothing to walk).
-  if ((q.page - 1) * q.pageSize >= total) return { rows: [], total };
+  if (offset >= total) return { rows: [], total };
+  const list = q.username ? null : { userId: q.userId, sort: q.sort };
+  const anchored = list && changes !== null ? await anchoredPageIds(db, list, changes, offset, q.pageSize) : null;
+  if (anchored) {
+    // No rows: the list changed since its count was read, and the anchors with it.
+    const rows = await pageRows(db, q, anchored);
+    if (rows.length > 0) return { rows, total };
+  }
+  return { rows: await pageRows(db, q, pageIdsQuery(db, q)), total };
+}
+
+async function pageRows(db: Database, q: FileQuery, ids: ReturnType<typeof pageIdsQuery>): Promise<FileRow[]> {
   let page = db.selectFrom('files').innerJoin('users', 'users.id', 'files.user_id').selectAll('files').select('users.username');
   for (const [column, direction] of orderOf(q.sort)) page = page.orderBy(column, direction);
-  const rows = await page.where('files.id', 'in', pageIdsQuery(db, q)).execute();
-  return { rows: rows.map(normalize), total };
+  const rows = await page.where('files.id', 'in', ids).execute();
+  return rows.map(normalize);
 }
 
 export async function findFileByActualName(db: Database, actualName: string): Promise<FileRow | undefined> {
