@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 /**
  * The Redis connection behind the shared rate-limit counters (design §6 at scale).
@@ -11,6 +11,8 @@ import { Redis } from 'ioredis';
  * back by themselves.
  */
 export async function connectRedis(url: string, log: (message: string) => void): Promise<Redis> {
+  // Issue 9, a lean process: ioredis loads only where a Redis URL is configured.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     lazyConnect: true,
     connectTimeout: 500,

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type RawBuilder } from 'kysely';
 import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
@@ -34,17 +33,23 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.poolSize ?? 10,
-    ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
-    // node-postgres returns int8 as a string; our int8 columns hold seconds and byte counts,
-    // which fit in a double exactly (design §9: times are JSON numbers on both databases).
-    types: {
-      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-        oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format ?? 'text'),
-    },
-  });
+  // Issue 9, a lean process: node-postgres loads only when a PostgreSQL URL is used (Kysely
+  // takes the pool from a function and calls it at the first query), so SQLite installs never
+  // carry it in memory.
+  const pool = async () => {
+    const { default: pg } = await import('pg');
+    return new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
+      // node-postgres returns int8 as a string; our int8 columns hold seconds and byte counts,
+      // which fit in a double exactly (design §9: times are JSON numbers on both databases).
+      types: {
+        getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+          oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format ?? 'text'),
+      },
+    });
+  };
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }

@@ -2,7 +2,6 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
 
 /** A URL the server will not fetch, with a reason a person can read (design §9: a 400). */
 export class UrlRefusedError extends Error {
@@ -150,7 +149,9 @@ function parseHttpUrl(raw: string): URL {
   return url;
 }
 
-function requestOnce(url: URL, options: SafeFetchOptions, deadline: FetchDeadline): Promise<http.IncomingMessage> {
+async function requestOnce(url: URL, options: SafeFetchOptions, deadline: FetchDeadline): Promise<http.IncomingMessage> {
+  // Loaded at the first URL upload rather than at start (issue 9, a lean process).
+  const { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } = await import('request-filtering-agent');
   const filter = {
     allowPrivateIPAddress: options.allowPrivate,
     allowMetaIPAddress: options.allowPrivate,

@@ -1,6 +1,14 @@
 import crypto from 'node:crypto';
-import { fileTypeFromBuffer } from 'file-type';
-import { imageSize } from 'image-size';
+import type { fileTypeFromBuffer } from 'file-type';
+import type { imageSize } from 'image-size';
+
+/**
+ * Issue 9, a lean process: the two parsers load at the first upload, not at start, so an idle
+ * process (and one that only serves files) does not hold them.
+ */
+let loaded: Promise<{ fileTypeFromBuffer: typeof fileTypeFromBuffer; imageSize: typeof imageSize }> | null = null;
+export const loadSniffers = () =>
+  (loaded ??= Promise.all([import('file-type'), import('image-size')]).then(([ft, is]) => ({ fileTypeFromBuffer: ft.fileTypeFromBuffer, imageSize: is.imageSize })));
 
 /** How much of a file's head is read to tell its type and image size (never the whole file). */
 export const HEAD_BYTES = 256 * 1024;
@@ -18,6 +26,7 @@ export interface FileKind {
  * disguised under any name end up as plain text), application/octet-stream otherwise.
  */
 export async function detectKind(head: Buffer, totalSize: number): Promise<FileKind> {
+  const { fileTypeFromBuffer, imageSize } = await loadSniffers();
   const found = await fileTypeFromBuffer(head);
   const { mime, ext } = found ?? unknownKind(head, totalSize);
   let width: number | null = null;

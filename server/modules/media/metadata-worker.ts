@@ -1,4 +1,4 @@
-import { detectKind } from '../files/file-kind.ts';
+import { detectKind, loadSniffers } from '../files/file-kind.ts';
 import { isMatroskaVideo, measureMatroskaVideo } from '../files/matroska-size.ts';
 import { isIsoBmffVideo, measureIsoBmffVideo } from '../files/video-size.ts';
 import type { FromWorker, MetadataTask, SizeResult, ToWorker } from './metadata-protocol.ts';
@@ -11,6 +11,8 @@ import { renderPreviews } from './render-previews.ts';
  */
 const send = process.send?.bind(process);
 if (!send) throw new Error('metadata-worker.ts runs only as a child process with an IPC channel');
+// The parsers load as the worker starts, so the first task's deadline is not spent loading them.
+void loadSniffers();
 
 const pendingReads = new Map<number, (bytes: Buffer | null) => void>();
 let nextRead = 1;

@@ -38,6 +38,21 @@ describe('the compiled server', () => {
     expect(serverBuildIsStale(root)).toBe(true);
   });
 
+  it("loads PostgreSQL, Redis, the S3 SDK, the type sniffers, argon2 and the URL fetcher's address filter only when a request or the configuration needs them", async () => {
+    const outDir = fs.mkdtempSync(path.join(ROOT, 'dist-server-test-'));
+    cleanup.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
+    const entry = await buildServer(ROOT, outDir);
+    // A static import would load the package into every process at start, whatever it serves;
+    // together these are ~60 MiB of an idle SQLite + local-disk process (bench/README.md).
+    const staticImports = [...fs.readFileSync(entry, 'utf8').matchAll(/^import\b[^;]*?from\s*"([^"]+)"/gm)].map((m) => m[1] ?? '');
+    expect(staticImports).toContain('fastify');
+    for (const lazy of ['pg', 'ioredis', '@aws-sdk/client-s3', 'file-type', 'image-size', '@node-rs/argon2', 'request-filtering-agent']) expect(staticImports).not.toContain(lazy);
+    const chunks = fs.readdirSync(path.dirname(entry)).filter((f) => f.endsWith('.mjs'));
+    const eager = staticImports.filter((i) => i.startsWith('./')).map((i) => fs.readFileSync(path.join(path.dirname(entry), i), 'utf8'));
+    for (const code of eager) expect(code).not.toMatch(/from\s*"@aws-sdk\//);
+    expect(chunks.some((f) => /^s3-/.test(f))).toBe(true);
+  });
+
   it('starts from the compiled entry without tsx and serves the API, the files host and the site', async () => {
     const outDir = fs.mkdtempSync(path.join(ROOT, 'dist-server-test-'));
     cleanup.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
