@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { migrate, openDatabase } from '../db/index.ts';
 import { LocalStorage } from '../storage/local.ts';
 import { ToolUsageError, type Instance } from './instance.ts';
@@ -18,8 +18,9 @@ import type { Progress } from './progress.ts';
  *   storage/files/  every listed file's bytes (the local driver's layout), copied after the
  *                   snapshot and verified against their SHA-256;
  *   manifest.json   when, from what, and each file's key, size and SHA-256;
- *   database.pgdump a pg_dump of a PostgreSQL source when pg_dump is installed (for
- *                   operators who prefer pg_restore; `restore` uses stash.db).
+ *   database.pgdump a pg_dump of a PostgreSQL source when pg_dump is installed, of the same
+ *                   snapshot as stash.db (exported from the backup's transaction), for
+ *                   operators who prefer pg_restore; `restore` uses stash.db.
  * Unfinished uploads are not kept: their clients start them again after a restore.
  */
 
@@ -47,10 +48,19 @@ export async function backup(source: Instance, dir: string, progress: Progress):
     // One transaction: every table as of one moment, while uploads go on (design §7 rows).
     const src = source.db.db as unknown as AnyDb;
     // PostgreSQL: one repeatable-read snapshot; SQLite (WAL): a read transaction is one already.
-    const tx = source.db.dialect === 'postgres' ? src.transaction().setIsolationLevel('repeatable read') : src.transaction();
+    const postgres = source.db.dialect === 'postgres';
+    const tx = postgres ? src.transaction().setIsolationLevel('repeatable read') : src.transaction();
+    let pgDumped = false;
     const rows = await tx.execute(async (trx) => {
       for (const t of RECORD_TABLES) await mirrorTable(trx, dst, t.name, t.key);
-      return trx.selectFrom('files').selectAll().orderBy('id').execute();
+      const files = await trx.selectFrom('files').selectAll().orderBy('id').execute();
+      if (postgres) {
+        // pg_dump reads this very snapshot while the transaction stays open, so the dump holds
+        // exactly the files of the manifest: none uploaded since, whose bytes the backup lacks.
+        const exported = await sql<{ id: string }>`select pg_export_snapshot() as id`.execute(trx);
+        pgDumped = await pgDump(source.config.databaseUrl, path.join(dir, 'database.pgdump'), exported.rows[0]?.id ?? '');
+      }
+      return files;
     });
     const bytes = new LocalStorage(path.join(dir, 'storage'));
     const manifest: BackupManifest = {
@@ -76,7 +86,7 @@ export async function backup(source: Instance, dir: string, progress: Progress):
       manifest.files.push({ key: String(row.storage_key), actualName: String(row.actual_name), size: Number(row.size), sha256: String(saved.sha256) });
     }
     progress.done();
-    if (source.db.dialect === 'postgres') manifest.pgDump = pgDump(source.config.databaseUrl, path.join(dir, 'database.pgdump'));
+    manifest.pgDump = pgDumped;
     fs.writeFileSync(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     return manifest;
   } finally {
@@ -84,10 +94,19 @@ export async function backup(source: Instance, dir: string, progress: Progress):
   }
 }
 
-function pgDump(url: string, file: string): boolean {
-  const run = spawnSync('pg_dump', ['--format=custom', `--file=${file}`, url], { stdio: ['ignore', 'ignore', 'pipe'] });
-  if (run.error) return false;
-  if (run.status !== 0) throw new Error(`pg_dump failed: ${run.stderr.toString()}`);
+/** Dumps the database as of an exported snapshot; false when pg_dump is not installed. */
+async function pgDump(url: string, file: string, snapshot: string): Promise<boolean> {
+  // Unfinished uploads are not kept, as in stash.db: their partial bytes are not in the backup.
+  const args = ['--format=custom', `--snapshot=${snapshot}`, '--exclude-table-data=uploads', '--exclude-table-data=upload_chunks', `--file=${file}`, url];
+  const child = spawn('pg_dump', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const result = await new Promise<{ missing: boolean; code: number | null }>((resolve) => {
+    child.once('error', (err: NodeJS.ErrnoException) => resolve({ missing: err.code === 'ENOENT', code: null }));
+    child.once('close', (code) => resolve({ missing: false, code }));
+  });
+  if (result.missing) return false;
+  if (result.code !== 0) throw new Error(`pg_dump failed: ${stderr}`);
   return true;
 }
 

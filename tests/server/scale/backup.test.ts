@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +7,8 @@ import { loadConfig } from '../../../server/config.ts';
 import { createDeps } from '../../../server/deps.ts';
 import { buildApi, buildFilesHost } from '../../../server/app.ts';
 import type { BackupManifest } from '../../../server/tools/backup.ts';
-import { createHttpTestApp, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
+import { busySource } from './busy-source.ts';
+import { createHttpTestApp, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
 /** Issue 10 "Backups": a backup taken while uploads go on restores into an empty instance with every file intact. */
 const ROOT = path.resolve(import.meta.dirname, '../../..');
@@ -40,23 +40,7 @@ describe('npm run backup / restore (issue 10)', () => {
   it('a backup taken during uploads restores into an empty instance with every file intact', async () => {
     const source: HttpTestApp = await createHttpTestApp('sqlite', { chunkSize: 64 * 1024, env: { STORAGE_DRIVER: 'local' } });
     cleanups.push(() => source.close());
-    const user = await source.createUser();
-    const hashes = new Map<string, string>();
-    let n = 0;
-    const put = async () => {
-      n += 1;
-      const data = crypto.randomBytes(1000 + n * 7919);
-      const res = await sendMultipart(`${source.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: `f${n}.bin` }, file: { data } });
-      expect(res.status).toBe(200);
-      hashes.set((res.body.file as { actual_name: string }).actual_name, sha256(data));
-    };
-    for (let i = 0; i < 12; i += 1) await put();
-    const before = new Set(hashes.keys());
-    // An unfinished chunked upload: its rows are in the database, its bytes only partly stored.
-    await sendMultipart(`${source.apiUrl}/api/v1/files/upload`, {
-      fields: { token: user.token, uploadId: crypto.randomUUID(), originalname: 'half.bin', totalChunks: 3, chunkIndex: 0 },
-      file: { data: crypto.randomBytes(64 * 1024) },
-    });
+    const { user, hashes, before, put } = await busySource(source);
 
     const dir = path.join(tempDir('backup'), 'snapshot');
     const run = tool('backup', dir, instanceEnv(source.dataDir));
