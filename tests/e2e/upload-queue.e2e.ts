@@ -144,7 +144,11 @@ describe('the upload queue on a phone (issue 11)', () => {
       await again.goto(`${stack.siteUrl}/logout`);
       await again.waitForURL(`${stack.siteUrl}/`);
       await loginViaUi(again, stack, a.username, USER_PASSWORD);
-      const listed = await waitForFileOf(await a.token(), name);
+      const listed = await waitForFileOf(await a.token(), name).catch(async (error: Error) => {
+        // What the user sees says which step stalled (not named, not sent, or sent and refused).
+        const shown = await row(again, name).textContent({ timeout: 1000 }).catch(() => 'no row');
+        throw new Error(`${error.message}; A's row says "${shown}"; upload requests seen: ${proxy.uploads.length}`);
+      });
       expect(await sha256OfUrl(listed.url)).toBe(file.sha256);
       await row(again, name).getByText('Done').waitFor({ timeout: 30_000 });
       expect(await filesOf(tokenB)).toEqual([]);

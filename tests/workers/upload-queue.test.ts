@@ -3,6 +3,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../helpers/test-app.ts';
 import { fixedStorage } from './helpers/fakes.ts';
 import { bytesOf, CHUNK, createHarness, download, sha256, textFile, waitForState, waitUntil, type Harness } from './helpers/queue-harness.ts';
+import type { UploadStore } from '../../src/upload/store/upload-store.ts';
+
+/** Storing chunk `index` waits until `until` holds (to see what the sender does meanwhile). */
+function holdPut(store: UploadStore, index: number, until: () => boolean): void {
+  const putChunk = store.putChunk.bind(store);
+  store.putChunk = async (chunk) => {
+    if (chunk.index === index) await waitUntil(until);
+    return putChunk(chunk);
+  };
+}
 
 /**
  * The upload queue against the real API (design §7 upload protocol + resume extensions), through
@@ -20,11 +30,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     const file = textFile(CHUNK * 2 + 1000);
     // Chunk 2 may only be written once chunk 0 is on the wire: a queue that waits for the
     // whole copy before sending would never finish.
-    const putChunk = store.putChunk.bind(store);
-    store.putChunk = async (chunk) => {
-      if (chunk.index === 2) await waitUntil(() => h.proxy.uploads.length >= 1);
-      return putChunk(chunk);
-    };
+    holdPut(store, 2, () => h.proxy.uploads.length >= 1);
     const [queued] = await queue.enqueue([file]);
     expect(queued).toMatchObject({ name: 'notes.txt', size: file.size, persistent: true });
     const done = await waitForState(queue, queued!.id, ['done', 'failed']);
@@ -39,6 +45,22 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
       expect(u.fields.chunkHash).toBe(sha256(original.subarray(i * CHUNK, (i + 1) * CHUNK)));
     });
     expect(await download(h.t, done.url!)).toEqual(original);
+    expect(await store.chunkIndexes(queued!.id)).toEqual([]);
+  });
+
+  it('sends a chunk from the picked file as soon as it is hashed, before IndexedDB has stored it, and keeps no chunk once done', async () => {
+    h = await createHarness(dialect);
+    const { queue, store } = await h.openTab();
+    const file = textFile(CHUNK * 2 + 300);
+    // Issue 9: storing chunk 0 waits until chunk 0 is on the wire; a sender that reads only
+    // the stored copy would wait for it forever.
+    holdPut(store, 0, () => h.proxy.uploads.length >= 1);
+    const [queued] = await queue.enqueue([file]);
+    const done = await waitForState(queue, queued!.id, ['done', 'failed']);
+    expect(done).toMatchObject({ state: 'done', ackedBytes: file.size });
+    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect(h.proxy.uploads.map((u) => u.fields.chunkIndex)).toEqual(['0', '1', '2']);
+    await waitUntil(async () => (await store.get(queued!.id))?.writeComplete === true);
     expect(await store.chunkIndexes(queued!.id)).toEqual([]);
   });
 

@@ -1,9 +1,10 @@
 import type { UploadStore } from '../store/upload-store.ts';
-import { sha256Hex } from '../store/write-chunks.ts';
+import { chunkOf, sha256Hex } from '../store/write-chunks.ts';
 import type { LockManagerLike } from './environment.ts';
 
 export interface ChunkBytes {
-  data: ArrayBuffer;
+  /** A handle on the chunk's bytes (in IndexedDB or the File), sent without reading it into memory. */
+  data: Blob;
   hash: string;
 }
 
@@ -33,13 +34,22 @@ export const sendLockName = (id: string) => `stash-upload-send:${id}`;
  * copying the file; the writer holds a Web Lock, so a free lock means nobody will ever write
  * the missing chunk (the page that had the file closed mid-copy).
  */
-export function storeSource(store: UploadStore, id: string, locks: LockManagerLike, waitForChange: (signal: AbortSignal) => Promise<void>): ChunkSource {
+export function storeSource(
+  store: UploadStore,
+  id: string,
+  locks: LockManagerLike,
+  waitForChange: (signal: AbortSignal) => Promise<void>,
+  /** The chunk from a copy running in this context, before it is stored (LocalCopy.pending). */
+  pending: (index: number) => ChunkBytes | undefined = () => undefined,
+): ChunkSource {
   return {
     async read(index, signal) {
       for (;;) {
         signal.throwIfAborted();
+        const early = pending(index);
+        if (early) return early;
         const chunk = await store.getChunk(id, index);
-        if (chunk) return { data: chunk.data, hash: chunk.hash };
+        if (chunk) return { data: chunk.data instanceof Blob ? chunk.data : new Blob([chunk.data]), hash: chunk.hash };
         const record = await store.get(id);
         if (!record || record.detached) throw new DOMException('Upload removed or handed over', 'AbortError');
         if (record.chunksWritten > index) {
@@ -64,11 +74,10 @@ export function fileSource(file: Blob, chunkSize: number): ChunkSource {
   const hashes = new Map<number, string>();
   return {
     async read(index) {
-      const start = index * chunkSize;
-      const data = await file.slice(start, Math.min(file.size, start + chunkSize)).arrayBuffer();
+      const data = chunkOf(file, index, chunkSize);
       let hash = hashes.get(index);
       if (hash === undefined) {
-        hash = await sha256Hex(data);
+        hash = await sha256Hex(await data.arrayBuffer());
         hashes.set(index, hash);
       }
       return { data, hash };

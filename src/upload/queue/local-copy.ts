@@ -1,8 +1,8 @@
 import type { UploadStore } from '../store/upload-store.ts';
 import type { UploadRecord } from '../store/schema.ts';
-import { writeFileChunks } from '../store/write-chunks.ts';
+import { chunkOf, writeFileChunks } from '../store/write-chunks.ts';
 import { fingerprintOf, sameFile } from '../store/fingerprint.ts';
-import { sendLockName, writeLockName, writerAlive } from './chunk-source.ts';
+import { sendLockName, writeLockName, writerAlive, type ChunkBytes } from './chunk-source.ts';
 import { isSendable } from './records.ts';
 import type { LockManagerLike } from './environment.ts';
 
@@ -22,6 +22,8 @@ export interface LocalCopyDeps {
  */
 export class LocalCopy {
   private readonly writers = new Set<Promise<void>>();
+  /** Copies running here: the File and the hashes known so far, by upload id. */
+  private readonly running = new Map<string, { file: Blob; chunkSize: number; hashes: Map<number, string> }>();
 
   constructor(private readonly deps: LocalCopyDeps) {}
 
@@ -80,6 +82,18 @@ export class LocalCopy {
     return (await store.get(match.id)) ?? null;
   }
 
+  /**
+   * A chunk of a copy running in this context, straight from the File, as soon as it is hashed
+   * (issue 9: sending does not wait for IndexedDB to store it). Undefined when another context
+   * copies it or its hash is not known yet: the sender then reads the stored copy.
+   */
+  pending(id: string, index: number): ChunkBytes | undefined {
+    const copy = this.running.get(id);
+    const hash = copy?.hashes.get(index);
+    if (!copy || hash === undefined) return undefined;
+    return { data: chunkOf(copy.file, index, copy.chunkSize), hash };
+  }
+
   /** Every copy still running, for a clean close. */
   settled(): Promise<unknown> {
     return Promise.allSettled([...this.writers]);
@@ -97,10 +111,25 @@ export class LocalCopy {
           }
           queued();
           const record = latest();
+          const copy = { file, chunkSize: record.chunkSize, hashes: new Map<number, string>() };
+          this.running.set(id, copy);
           try {
-            await writeFileChunks(this.deps.store, record, file, () => this.deps.changed());
+            await writeFileChunks(
+              this.deps.store,
+              record,
+              file,
+              () => this.deps.changed(),
+              (index, hash) => {
+                copy.hashes.set(index, hash);
+                this.deps.changed();
+              },
+            );
+            // Finished from the File before the copy ended: what the copy stored is not needed.
+            if ((await this.deps.store.get(id))?.state === 'done') await this.deps.store.removeChunks(id);
           } catch {
             await this.takeIntoMemory(record, file);
+          } finally {
+            if (this.running.get(id) === copy) this.running.delete(id);
           }
         })
         .finally(() => this.writers.delete(writer));

@@ -74,7 +74,7 @@ export async function sendUpload(job: SendJob): Promise<void> {
     const current = await job.current();
     if (!current || !isSendable(current)) throw new DOMException('Stopped', 'AbortError');
     const chunk = await source.read(step.index, signal);
-    const offset = step.offset < chunk.data.byteLength ? step.offset : 0;
+    const offset = step.offset < chunk.data.size ? step.offset : 0;
     const fields: [string, string][] = [
       [UPLOAD_FIELDS.uploadId, record.id],
       [UPLOAD_FIELDS.fileSize, String(size)],
@@ -89,7 +89,7 @@ export async function sendUpload(job: SendJob): Promise<void> {
       url: `${apiUrl}/api/v1/files/upload`,
       fields,
       fileField: UPLOAD_FIELDS.file,
-      file: new Blob([offset > 0 ? chunk.data.slice(offset) : chunk.data]),
+      file: offset > 0 ? chunk.data.slice(offset) : chunk.data,
       filename: record.name,
       signal,
       onProgress: job.onSent,

@@ -280,7 +280,8 @@ export class UploadQueue {
         this.changed(true);
         continue;
       }
-      return { record, source: storeSource(store, record.id, this.deps.locks, (signal) => this.wakeups.change(signal)) };
+      const id = record.id;
+      return { record, source: storeSource(store, id, this.deps.locks, (signal) => this.wakeups.change(signal), (index) => this.copy?.pending(id, index)) };
     }
     return null;
   }
@@ -332,7 +333,10 @@ export class UploadQueue {
   private async acknowledged(id: string, bytes: number, url?: string): Promise<void> {
     this.progress.settled(id);
     const updated = await this.book.update(id, (r) => ({ ...r, ackedBytes: bytes, ...(url !== undefined ? { state: 'done', url } : {}) }));
-    if (url !== undefined && updated) this.deps.onFinished?.(toItem(updated, !this.book.isInMemory(id)));
+    if (url === undefined || !updated) return;
+    // Sent from the File ahead of the copy, a chunk may have been stored after the server had it.
+    await this.deps.store?.removeChunks(id).catch(() => undefined);
+    this.deps.onFinished?.(toItem(updated, !this.book.isInMemory(id)));
   }
 
   /** Something changed here (broadcast = true) or elsewhere: refresh listeners, stop what was paused or removed. */

@@ -1,4 +1,4 @@
-import { openDB, type IDBPDatabase } from 'idb';
+import { openDB, type IDBPDatabase, type IDBPObjectStore, type StoreNames } from 'idb';
 import { UPLOAD_DB_NAME, UPLOAD_DB_VERSION, type AuthRecord, type ChunkRecord, type OwnerRecord, type UploadDb, type UploadRecord } from './schema.ts';
 
 /**
@@ -76,12 +76,18 @@ export class UploadStore {
     return keys.map((k) => k[1]).sort((a, b) => a - b);
   }
 
+  /** Drops every chunk an upload still holds (it is done), keeping its record. */
+  async removeChunks(id: string): Promise<void> {
+    const tx = this.db.transaction('chunks', 'readwrite');
+    await deleteChunksOf(tx.store, id);
+    await tx.done;
+  }
+
   /** Drops the upload and every chunk it still holds. */
   async remove(id: string): Promise<void> {
     const tx = this.db.transaction(['uploads', 'chunks'], 'readwrite');
     await tx.objectStore('uploads').delete(id);
-    const chunks = tx.objectStore('chunks');
-    for (const key of await chunks.index('byUpload').getAllKeys(id)) await chunks.delete(key);
+    await deleteChunksOf(tx.objectStore('chunks'), id);
     await tx.done;
   }
 
@@ -100,4 +106,9 @@ export class UploadStore {
   async setOwner(tokenHash: string, userId: string): Promise<void> {
     await this.db.put('meta', { userId }, `owner:${tokenHash}`);
   }
+}
+
+/** Deletes every chunk of upload `id` inside the caller's transaction. */
+async function deleteChunksOf(chunks: IDBPObjectStore<UploadDb, ArrayLike<StoreNames<UploadDb>>, 'chunks', 'readwrite'>, id: string): Promise<void> {
+  for (const key of await chunks.index('byUpload').getAllKeys(id)) await chunks.delete(key);
 }

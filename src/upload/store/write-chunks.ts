@@ -37,24 +37,37 @@ export function newUploadRecord(
   };
 }
 
+/** Chunk `index` of `file` (design §9: every chunk but the last is `chunkSize` bytes). */
+export function chunkOf(file: Blob, index: number, chunkSize: number): Blob {
+  const start = index * chunkSize;
+  return file.slice(start, Math.min(file.size, start + chunkSize));
+}
+
 /**
  * Copies a file into IndexedDB one protocol chunk at a time, hashing each, and records progress
  * after every chunk so a sender can start on chunk 0 while the rest is still being written
- * (issue 5). Throws the storage error (e.g. QuotaExceededError) so the caller can fall back.
- * Stops early, without error, if the upload was cancelled meanwhile.
+ * (issue 5). `onHashed` hears each chunk's hash before it is stored, so a sender in the same
+ * context can send that chunk from the File meanwhile (issue 9). A chunk the server already
+ * acknowledged is not stored at all. Throws the storage error (e.g. QuotaExceededError) so the
+ * caller can fall back. Stops early, without error, if the upload was cancelled meanwhile.
  */
 export async function writeFileChunks(
   store: UploadStore,
   record: UploadRecord,
   file: Blob,
   onChunk?: (index: number) => void,
+  onHashed?: (index: number, hash: string) => void,
 ): Promise<void> {
   for (let index = record.chunksWritten; index < record.totalChunks; index++) {
-    const start = index * record.chunkSize;
-    const data = await file.slice(start, Math.min(file.size, start + record.chunkSize)).arrayBuffer();
-    const hash = await sha256Hex(data);
-    if (!(await store.get(record.id))) return;
-    await store.putChunk({ uploadId: record.id, index, data, hash });
+    const data = chunkOf(file, index, record.chunkSize);
+    const end = index * record.chunkSize + data.size;
+    // The bytes come into memory once, to be hashed, and are dropped; the store copies the
+    // slice itself. A file changed on disk meanwhile fails the server's checksum, never silently.
+    const hash = await sha256Hex(await data.arrayBuffer());
+    onHashed?.(index, hash);
+    const current = await store.get(record.id);
+    if (!current) return;
+    if (current.ackedBytes < end || end === 0) await store.putChunk({ uploadId: record.id, index, data, hash });
     const last = index === record.totalChunks - 1;
     const updated = await store.update(record.id, (r) => ({ ...r, chunksWritten: index + 1, writeComplete: last }));
     if (!updated) {

@@ -2,9 +2,8 @@ import * as Comlink from 'comlink';
 import type { UploadItem } from '../uploader.ts';
 import type { UploadWorkerApi, WorkerInit } from '../worker-api.ts';
 import { UploadStore } from '../store/upload-store.ts';
-import { ownerOf } from '../queue/account.ts';
+import { Identity } from '../queue/account.ts';
 import { broadcastChannel, globalNetwork } from '../queue/environment.ts';
-import { TOKEN_OWNER_PREFIX } from '../queue/owner.ts';
 import { xhrTransport } from '../queue/transport.ts';
 import { UploadQueue, type QueueAuth } from '../queue/upload-queue.ts';
 
@@ -29,31 +28,31 @@ async function saveAuth(): Promise<void> {
 }
 
 /**
- * Learns who the token belongs to. Until then (offline) the owner is the token's hash; when the
- * server names the user, what was queued under the hash is theirs. Uploads kept from before
- * owners existed go to the first user who signs in, as they did before.
+ * Who the token belongs to (src/upload/queue/account.ts). Until the server says (offline), the
+ * owner is the token's hash; when it does, what was queued under the hash is theirs. Uploads kept
+ * from before owners existed go to the first user who signs in, as they did before.
  */
-async function identify(token: string | null): Promise<void> {
-  if (!token) {
-    auth = { ...auth, token: null, owner: null };
+const identity = new Identity({
+  apiUrl: () => auth.apiUrl,
+  store: () => store,
+  transport: xhrTransport,
+  currentToken: () => auth.token,
+  async setOwner(owner) {
+    auth = { ...auth, owner };
     await saveAuth();
-    return;
-  }
-  const who = await ownerOf(token, auth.apiUrl, store, xhrTransport);
-  if (auth.token !== token) return; // signed out or switched meanwhile
-  auth = { ...auth, owner: who.owner };
-  await saveAuth();
-  if (!who.known) return;
-  // What was queued while only the token's hash was known is this user's.
-  await queue?.adoptOwner(who.provisional, who.owner);
-  await queue?.adoptOwner(undefined, who.owner);
-}
+  },
+  async named(who) {
+    await queue?.adoptOwner(who.provisional, who.owner);
+    await queue?.adoptOwner(undefined, who.owner);
+    queue?.wake();
+  },
+});
 
 async function setToken(token: string | null): Promise<void> {
   const changed = token !== auth.token;
   auth = { ...auth, token, owner: changed ? null : auth.owner };
   if (changed) await queue?.signOut(true); // stop sending with the old token now
-  await identify(token);
+  await identity.identify(token);
   queue?.wake();
 }
 
@@ -80,7 +79,7 @@ const api: UploadWorkerApi = {
       // persist() is a window-only call: the page's bridge asks for it.
       storage: { estimate: () => self.navigator.storage.estimate(), persist: async () => false },
     });
-    await identify(options.token);
+    await identity.identify(options.token);
     queue.start();
     return store !== null;
   },
@@ -109,7 +108,7 @@ const api: UploadWorkerApi = {
   },
   wake: () => {
     // Online again: an owner only known by the token's hash can now be asked for.
-    if (auth.token && auth.owner?.startsWith(TOKEN_OWNER_PREFIX)) void identify(auth.token).then(() => queue?.wake());
+    void identity.askNowIfUnknown(auth.token, auth.owner);
     queue?.wake();
   },
 };

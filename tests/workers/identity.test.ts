@@ -1,0 +1,98 @@
+/// <reference types="node" />
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIALECTS } from '../helpers/test-app.ts';
+import { Identity, type Who } from '../../src/upload/queue/account.ts';
+import { fetchTransport, type Transport } from '../../src/upload/queue/transport.ts';
+import type { QueueAuth } from '../../src/upload/queue/owner.ts';
+import { CHUNK, createHarness, textFile, waitForState, waitUntil, type Harness } from './helpers/queue-harness.ts';
+
+/** fetch, except that the first `drops` auth/data requests get no answer (a dropped mobile connection). */
+function droppingAuthData(drops: number): Transport & { asked: () => number } {
+  let asked = 0;
+  return {
+    postMultipart: (request) => fetchTransport.postMultipart(request),
+    async postJson(url, body, signal) {
+      if (url.endsWith('/api/v1/auth/data') && ++asked <= drops) throw new TypeError('Failed to fetch');
+      return fetchTransport.postJson(url, body, signal);
+    },
+    asked: () => asked,
+  };
+}
+
+/**
+ * Issue 11 item 1 on a flaky connection: the queue sends a user's stored uploads only once the
+ * server has said who the token belongs to. An auth/data answer lost while the browser still says
+ * it is online fires no `online` event, so the worker must ask again by itself.
+ */
+describe.each(DIALECTS)('who the token belongs to, on %s', (dialect) => {
+  let h: Harness;
+  let identity: Identity | undefined;
+  afterEach(async () => {
+    identity?.stop();
+    await h?.close();
+  });
+
+  function identityFor(auth: QueueAuth, transport: Transport, named: (who: Who) => Promise<void> = async () => undefined): Identity {
+    return new Identity({
+      apiUrl: () => h.apiUrl,
+      store: () => null,
+      transport,
+      currentToken: () => auth.token,
+      async setOwner(owner) {
+        auth.owner = owner;
+      },
+      named,
+      backoff: { baseMs: 20, maxMs: 100 },
+    });
+  }
+
+  it('keeps asking after lost answers, then sends the uploads the user kept for their next sign-in', async () => {
+    h = await createHarness(dialect);
+    const user = h.signedIn!;
+    // The user queued a file and signed out keeping it (offline, so nothing was sent).
+    const first = await h.openTab();
+    h.network.set(false);
+    const [kept] = await first.queue.enqueue([textFile(CHUNK * 2 + 10, 'kept.txt')]);
+    await waitForState(first.queue, kept!.id, ['offline']);
+    await first.queue.signOut(true);
+    h.signedIn = null;
+    await first.queue.close(); // the page went away
+    h.network.set(true);
+
+    // They sign in again; the first two answers naming them are lost on the way.
+    const auth: QueueAuth = { apiUrl: h.apiUrl, token: user.token, owner: null };
+    const transport = droppingAuthData(2);
+    const { queue } = await h.openTab({ auth: async () => ({ ...auth }) });
+    identity = identityFor(auth, transport, async () => queue.wake());
+    await identity.identify(user.token);
+    expect(auth.owner).toMatch(/^token:/);
+
+    const done = await waitForState(queue, kept!.id, ['done', 'failed']);
+    expect(done.state).toBe('done');
+    expect(auth.owner).toBe(user.owner);
+    expect(transport.asked()).toBe(3);
+  });
+
+  it('does not ask again about a token the server refused, nor report an answer for a token no longer in use', async () => {
+    h = await createHarness(dialect);
+    const refused: QueueAuth = { apiUrl: h.apiUrl, token: 'not-a-real-token', owner: null };
+    const transport = droppingAuthData(0);
+    identity = identityFor(refused, transport);
+    await identity.identify(refused.token);
+    expect(refused.owner).toMatch(/^token:/);
+    // A window in which a retry (20–100 ms apart) would have asked several times.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(transport.asked()).toBe(1);
+
+    // Signed out while the answer was on its way: the answer names nobody.
+    const switched: QueueAuth = { apiUrl: h.apiUrl, token: h.signedIn!.token, owner: null };
+    const named: Who[] = [];
+    identity = identityFor(switched, transport, async (who) => void named.push(who));
+    const asking = identity.identify(switched.token);
+    switched.token = null;
+    await asking;
+    expect(switched.owner).toBeNull();
+    expect(named).toEqual([]);
+    await waitUntil(() => transport.asked() === 2);
+  });
+});
