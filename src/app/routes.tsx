@@ -1,6 +1,5 @@
 import type { RouteObject } from 'react-router-dom';
 import { adminRoutes } from '../features/admin/routes.tsx';
-import { LogoutPage } from '../features/auth/logout-page.tsx';
 import { FaqPage } from '../features/public/faq-page.tsx';
 import { LandingPage } from '../features/public/landing-page.tsx';
 import { PrivacyPage } from '../features/public/privacy-page.tsx';
@@ -9,12 +8,12 @@ import { NotFound } from './not-found.tsx';
 import { PublicLayout } from './public-layout.tsx';
 import { Root } from './root.tsx';
 import { RouteError } from './route-error.tsx';
-import { SignedInLayout } from './signed-in-layout.tsx';
 
 /**
  * Spec §2's routes. Kept apart from the browser router so tests can mount them in memory.
- * Pages behind a sign-in, and the two forms that pull in the captcha libraries, load on demand
- * so the landing page stays light on a phone.
+ * Pages behind a sign-in (and their layout), logout, and the two forms that pull in the captcha
+ * libraries load on demand so the landing page stays light on a phone (issue 9: < 60 KiB of
+ * JavaScript on the wire for `/`, checked by tests/server/robustness/first-load.test.ts).
  */
 export const routes: RouteObject[] = [
   {
@@ -32,9 +31,11 @@ export const routes: RouteObject[] = [
           { path: 'register', lazy: async () => ({ Component: (await import('../features/auth/register-page.tsx')).RegisterPage }) },
         ],
       },
-      { path: 'logout', element: <LogoutPage /> },
+      { path: 'logout', lazy: async () => ({ Component: (await import('../features/auth/logout-page.tsx')).LogoutPage }) },
       {
-        element: <SignedInLayout />,
+        // Its own chunk: the layout pulls in the session's sidebar, bottom bar and their styles,
+        // none of which a public page paints (issue 9).
+        lazy: async () => ({ Component: (await import('./signed-in-layout.tsx')).SignedInLayout }),
         // A failing screen keeps the top bar and sidebar; only its own area shows the error.
         errorElement: <RouteError />,
         children: [

@@ -1,8 +1,5 @@
 import { Workbox } from 'workbox-window';
-import { getUploader } from '../upload/page/instance.ts';
-import { isActive, UploadQueueClient } from '../upload/page/queue-client.ts';
 import { getToken } from './token.ts';
-import { notifyError } from './notify.ts';
 
 /** Where the service worker sends a share it could not store (src/sw/share-target.ts). */
 const SHARE_FAILED = 'failed';
@@ -15,19 +12,36 @@ const UPDATE_POLL_MS = 3000;
  * reloads while the queue has work.
  */
 export function registerPwa(): void {
-  if (new URLSearchParams(window.location.search).get('shared') === SHARE_FAILED) notifyError(SHARE_FAILED_MESSAGE);
-  const uploader = getUploader();
-  // The queue resumes without the user doing anything: start its worker now, not on the dashboard.
-  if (uploader instanceof UploadQueueClient && getToken()) void uploader.resumeStored();
+  if (new URLSearchParams(window.location.search).get('shared') === SHARE_FAILED) {
+    void import('./notify.ts').then(({ notifyError }) => notifyError(SHARE_FAILED_MESSAGE));
+  }
+  // The queue resumes without the user doing anything: start its worker now, not on the
+  // dashboard. Only a signed-in visitor can have stored uploads, so a public page's first load
+  // never downloads the uploader (issue 9: < 60 KiB of JavaScript for `/`).
+  if (getToken()) {
+    loadUploader()
+      .then(({ uploader, UploadQueueClient }) => {
+        if (uploader instanceof UploadQueueClient) void uploader.resumeStored();
+      })
+      // A chunk that cannot be fetched (offline before the service worker cached it): the
+      // dashboard starts the queue when it opens.
+      .catch((error: unknown) => console.error('The upload queue did not start', error));
+  }
   // The dev server has no service worker (vite-plugin-pwa devOptions off). MODE, not DEV: a
   // build run with NODE_ENV=test (vitest) still has MODE 'production' and must register.
   if (!('serviceWorker' in navigator) || import.meta.env.MODE === 'development') return;
   const workbox = new Workbox('/sw.js', { scope: '/' });
-  workbox.addEventListener('waiting', () => showUpdatePrompt(workbox, () => hasWork(uploader)));
+  workbox.addEventListener('waiting', () => showUpdatePrompt(workbox, hasWork));
   void workbox.register().catch((error: unknown) => console.error('Service worker registration failed', error));
 }
 
-async function hasWork(uploader: ReturnType<typeof getUploader>): Promise<boolean> {
+async function loadUploader() {
+  const [{ getUploader }, { isActive, UploadQueueClient }] = await Promise.all([import('../upload/page/instance.ts'), import('../upload/page/queue-client.ts')]);
+  return { uploader: getUploader(), isActive, UploadQueueClient };
+}
+
+async function hasWork(): Promise<boolean> {
+  const { uploader, isActive, UploadQueueClient } = await loadUploader();
   if (uploader instanceof UploadQueueClient) return uploader.hasWork();
   return (await uploader.list()).some(isActive);
 }

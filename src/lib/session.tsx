@@ -2,7 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { useNavigate } from 'react-router-dom';
 import type { authData } from '../../contract/auth.ts';
 import type { RoleName } from '../../contract/common.ts';
-import { call, toApiError } from './api-client.ts';
+import { toApiError } from './api-errors.ts';
 import { clearToken, getToken, setToken } from './token.ts';
 
 export interface SessionUser {
@@ -54,6 +54,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     }
     setLoading(true);
     try {
+      // Loaded with the first check, not with the page: a visitor without a token never needs
+      // the HTTP client (axios) to see a public page (issue 9).
+      const { call } = await import('./api-client.ts');
       const data = await call<typeof authData>('/api/v1/auth/data', {});
       setUser({ username: data.user.username, role: data.user.role });
       setMaintenance(Boolean(data.maintenance));

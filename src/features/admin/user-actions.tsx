@@ -19,13 +19,20 @@ export function RoleSelect({ user, onChanged }: { user: AdminUserRow; onChanged:
   // only ever demote, which design §6 refuses for the last admin anyway.
   const confirm = useConfirm();
   if (!isAssignable(user.role)) return <span className="badge">admin</span>;
-  const change = async (newRole: AssignableRole) => {
+  const change = async (newRole: AssignableRole, select: HTMLSelectElement) => {
+    // The shipped app runs on preact/compat, which leaves a select's DOM value as picked when
+    // the state it renders from did not change: a refused or failed change puts it back by hand,
+    // so the row never shows a role the user does not have.
+    const putBack = () => {
+      select.value = user.role;
+    };
     // Issue 11 item 11: a role is a grant of power; a slip of the thumb on a phone must not give it.
-    if (!(await confirm(`Change the role of ${user.username} from ${user.role} to ${newRole}?`, { confirmLabel: `Make ${newRole}` }))) return;
+    if (!(await confirm(`Change the role of ${user.username} from ${user.role} to ${newRole}?`, { confirmLabel: `Make ${newRole}` }))) return putBack();
     try {
       await call<typeof adminUpdateRole>('/api/v1/admin/update/role', { userId: user._id, newRole });
       notifySuccess(`${user.username} is now ${newRole}.`, { short: true });
     } catch (err) {
+      putBack();
       notifyError(errorMessage(err, GENERAL_FAILURE));
     }
     onChanged();
@@ -36,7 +43,7 @@ export function RoleSelect({ user, onChanged }: { user: AdminUserRow; onChanged:
       aria-label={`Role of ${user.username}`}
       value={user.role}
       onChange={(e) => {
-        if (isAssignable(e.target.value)) void change(e.target.value);
+        if (isAssignable(e.target.value)) void change(e.target.value, e.currentTarget);
       }}
     >
       {ASSIGNABLE_ROLES.map((r) => (

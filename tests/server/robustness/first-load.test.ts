@@ -1,0 +1,35 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { brotliBytes, FIRST_LOAD_BUDGET_BYTES, firstLoadScripts } from '../../../bench/js-size.ts';
+
+const dist = path.resolve(import.meta.dirname, '../../../dist');
+
+/**
+ * Issue 9: a first visit to `/` puts < 60 KiB of JavaScript on the wire. Sizes of the built
+ * module graph, not times; run by .ci/run after `npm run build` (skipped when there is no build).
+ */
+describe.skipIf(!fs.existsSync(path.join(dist, 'index.html')))('the built web app’s first load', () => {
+  // Read inside each test: vitest runs a describe's body to collect it even when it is skipped.
+  const built = () => firstLoadScripts(dist);
+
+  it('stays under 60 KiB of JavaScript with brotli, and with gzip', () => {
+    const scripts = built();
+    const br = scripts.reduce((sum, f) => sum + brotliBytes(f, dist), 0);
+    const gz = scripts.reduce((sum, f) => sum + zlib.gzipSync(fs.readFileSync(path.join(dist, f)), { level: 9 }).length, 0);
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(br, scripts.join(', ')).toBeLessThan(FIRST_LOAD_BUDGET_BYTES);
+    expect(gz, scripts.join(', ')).toBeLessThan(FIRST_LOAD_BUDGET_BYTES);
+  });
+
+  it('leaves the HTTP client, the schema library, the uploader and the signed-in screens to later chunks', () => {
+    const scripts = built();
+    // The build writes a source map for every chunk with code from a module (the bundler's tiny runtime has none).
+    const maps = scripts.map((f) => path.join(dist, `${f}.map`)).filter((m) => fs.existsSync(m));
+    const sources = maps.flatMap((m) => (JSON.parse(fs.readFileSync(m, 'utf8')) as { sources: string[] }).sources);
+    expect(sources.some((s) => s.includes('src/features/public/landing-page.tsx'))).toBe(true);
+    const heavy = [/node_modules\/(axios|typebox|comlink|react-dom)\//, /src\/upload\//, /src\/features\/(admin|upload|files|settings|invites|auth)\/[^/]*-page\.tsx$/, /src\/app\/signed-in-layout\.tsx$/];
+    for (const pattern of heavy) expect(sources.filter((s) => pattern.test(s)), String(pattern)).toEqual([]);
+  });
+});
