@@ -6,7 +6,7 @@ import { CHUNK_SIZE } from '../contract/files.ts';
 import { makeSource, stashUpload } from './ingest-download.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
-import { interleave, median, rateSummary, ratio, MB, type Row } from './stats.ts';
+import { interleave, rateSummary, ratio, MB, type Row } from './stats.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -82,7 +82,7 @@ export async function browser(): Promise<Row[]> {
   if (buildIsStale(ROOT) && buildWebApp(ROOT, { quiet: true }) !== 0) throw new Error('the web app did not build');
   const server = await startServer({ STASH_ROLES: 'site,api,files' });
   const token = await login(server.apiUrl);
-  const src = makeSource(UPLOAD, 21);
+  let src: ReturnType<typeof makeSource> | undefined;
   const b = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
   const rows: Row[] = [];
   try {
@@ -96,6 +96,9 @@ export async function browser(): Promise<Row[]> {
       baselineName: 'target',
       baseline: '< 60 KiB JavaScript for /',
     });
+    if (options.firstLoadOnly) return rows;
+    src = makeSource(UPLOAD, 21);
+    const source = src;
 
     const page = await context.newPage();
     let n = 0;
@@ -104,8 +107,8 @@ export async function browser(): Promise<Row[]> {
         browser: async () => {
           await page.goto(`${server.siteUrl}/dashboard`);
           const name = `browser-${n++}.bin`;
-          const file = path.join(src.dir, name);
-          fs.linkSync(src.whole, file);
+          const file = path.join(source.dir, name);
+          fs.linkSync(source.whole, file);
           const t0 = performance.now();
           await page.getByLabel('Choose files to upload').setInputFiles(file);
           await waitForListed(server, token, name);
@@ -113,7 +116,7 @@ export async function browser(): Promise<Row[]> {
         },
         curl: async () => {
           const t0 = performance.now();
-          await stashUpload(server, token, src, `curl-${n++}.bin`);
+          await stashUpload(server, token, source, `curl-${n++}.bin`);
           return UPLOAD / MB / ((performance.now() - t0) / 1000);
         },
       },
@@ -126,7 +129,6 @@ export async function browser(): Promise<Row[]> {
       baseline: rateSummary(up.curl!),
       ratio: ratio(up.browser!, up.curl!),
     });
-    void median;
 
     if (!options.quick) {
       try {
@@ -138,7 +140,7 @@ export async function browser(): Promise<Row[]> {
   } finally {
     await b.close();
     await server.stop();
-    fs.rmSync(src.dir, { recursive: true, force: true });
+    if (src) fs.rmSync(src.dir, { recursive: true, force: true });
     fs.rmSync(server.dataDir, { recursive: true, force: true });
   }
   return rows;

@@ -153,63 +153,86 @@ export async function ingestAndDownload(): Promise<Row[]> {
     });
     rows.push(s3Row(`ingest ${label} on S3 (moto), curl (SHA-256 checked)`, s3, ingest.s3, ingest.stash!));
 
-    const url = local.url();
-    if (!has('nginx')) {
-      rows.push({ benchmark: 'downloads', stash: 'not run', baselineName: 'nginx', baseline: 'apt-get install nginx' });
-      return rows;
-    }
-    // nginx serves the very bytes Stash stored, from the page cache like Stash's copy.
-    const nginxRoot = path.join(work, 'www');
-    fs.mkdirSync(nginxRoot, { mode: 0o755 });
-    fs.chmodSync(work, 0o755);
-    fs.linkSync(src.whole, path.join(nginxRoot, 'file.bin'));
-    const small = makeSource(4096, 9);
-    fs.copyFileSync(small.whole, path.join(nginxRoot, 'small.bin'));
-    fs.chmodSync(path.join(nginxRoot, 'small.bin'), 0o644);
-    const smallUrl = await stashUpload(server, token, small, 'small.bin');
-    const nginx = await startNginx(nginxRoot, work);
-    try {
-      const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
-      const s3Name = typeof s3 === 'string' || !s3Ingest ? null : `${s3.server.filesUrl}/${s3Ingest.url().split('/').pop()}`;
-      const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
-      for (const u of [stashName, `${nginx.url}/file.bin`, s3Name]) if (u) await timeGet(u);
-      const dl = await interleave(
-        { stash: rate(stashName), nginx: rate(`${nginx.url}/file.bin`), ...(s3Name ? { s3: rate(s3Name) } : {}) },
-        options.quick ? 3 : 5,
-      );
-      rows.push({ benchmark: `download ${(SIZE / MB).toFixed(0)} MiB (warm cache, curl)`, stash: rateSummary(dl.stash!), baselineName: 'nginx, same bytes', baseline: rateSummary(dl.nginx!), ratio: ratio(dl.stash!, dl.nginx!) });
-      rows.push(s3Row(`download ${(SIZE / MB).toFixed(0)} MiB from S3 (moto), curl`, s3, dl.s3, dl.stash!));
-
-      const range = await interleave(
-        { stash: () => timeGet(stashName, `-${MB}`), nginx: () => timeGet(`${nginx.url}/file.bin`, `-${MB}`) },
-        options.quick ? 15 : 40,
-      );
-      rows.push({ benchmark: 'Range: last 1 MiB (curl, new connection each)', stash: timeSummary(range.stash!), baselineName: 'nginx', baseline: timeSummary(range.nginx!), ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time` });
-
-      const seconds = options.quick ? 3 : 8;
-      const stashSmall = `${server.filesUrl}/${smallUrl.split('/').pop()}`;
-      const w: Record<string, { rps: number; p99: number }[]> = { stash: [], nginx: [] };
-      for (let r = 0; r < 2; r++) {
-        w.stash!.push(wrk(stashSmall, seconds));
-        w.nginx!.push(wrk(`${nginx.url}/small.bin`, seconds));
-      }
-      const med = (list: { rps: number; p99: number }[], k: 'rps' | 'p99') => median(list.map((x) => x[k]));
-      rows.push({
-        benchmark: `4 kB file, wrk -t2 -c50 -d${seconds}s (2 runs each)`,
-        stash: `${med(w.stash!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.stash!, 'p99'))}`,
-        baselineName: 'nginx',
-        baseline: `${med(w.nginx!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.nginx!, 'p99'))}`,
-        ratio: `${(med(w.stash!, 'rps') / med(w.nginx!, 'rps')).toFixed(2)} × req/s`,
-      });
-    } finally {
-      await nginx.stop();
-      fs.rmSync(small.dir, { recursive: true, force: true });
-    }
+    rows.push(...(await serving(server, token, local.url(), src, work, typeof s3 === 'string' || !s3Ingest ? null : { server: s3.server, url: s3Ingest.url() })));
   } finally {
     await tus.stop();
     await server.stop();
     if (typeof s3 !== 'string') await s3.stop();
     for (const d of [src.dir, work, server.dataDir]) fs.rmSync(d, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+/**
+ * `npm run bench -- download`: only the files host against nginx (the file is uploaded once,
+ * not timed), for working on serving without the minutes of ingest rounds.
+ */
+export async function downloadOnly(): Promise<Row[]> {
+  const src = makeSource(SIZE, 7);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-anchor-'));
+  const server = await startServer();
+  try {
+    const url = await stashUpload(server, await login(server.apiUrl), src);
+    return await serving(server, await login(server.apiUrl), url, src, work, null);
+  } finally {
+    await server.stop();
+    for (const d of [src.dir, work, server.dataDir]) fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** Download, Range and 4 kB requests of the files host against nginx serving the same bytes, interleaved. */
+async function serving(server: BenchServer, token: string, url: string, src: Source, work: string, s3: { server: BenchServer; url: string } | null): Promise<Row[]> {
+  const rows: Row[] = [];
+  if (!has('nginx')) {
+    rows.push({ benchmark: 'downloads', stash: 'not run', baselineName: 'nginx', baseline: 'apt-get install nginx' });
+    return rows;
+  }
+  // nginx serves the very bytes Stash stored, from the page cache like Stash's copy.
+  const nginxRoot = path.join(work, 'www');
+  fs.mkdirSync(nginxRoot, { mode: 0o755 });
+  fs.chmodSync(work, 0o755);
+  fs.linkSync(src.whole, path.join(nginxRoot, 'file.bin'));
+  const small = makeSource(4096, 9);
+  fs.copyFileSync(small.whole, path.join(nginxRoot, 'small.bin'));
+  fs.chmodSync(path.join(nginxRoot, 'small.bin'), 0o644);
+  const smallUrl = await stashUpload(server, token, small, 'small.bin');
+  const nginx = await startNginx(nginxRoot, work);
+  try {
+    const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
+    const s3Name = s3 ? `${s3.server.filesUrl}/${s3.url.split('/').pop()}` : null;
+    const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
+    for (const u of [stashName, `${nginx.url}/file.bin`, s3Name]) if (u) await timeGet(u);
+    const dl = await interleave(
+      { stash: rate(stashName), nginx: rate(`${nginx.url}/file.bin`), ...(s3Name ? { s3: rate(s3Name) } : {}) },
+      options.quick ? 3 : 5,
+    );
+    rows.push({ benchmark: `download ${(SIZE / MB).toFixed(0)} MiB (warm cache, curl)`, stash: rateSummary(dl.stash!), baselineName: 'nginx, same bytes', baseline: rateSummary(dl.nginx!), ratio: ratio(dl.stash!, dl.nginx!) });
+    if (s3) rows.push(s3Row(`download ${(SIZE / MB).toFixed(0)} MiB from S3 (moto), curl`, s3, dl.s3, dl.stash!));
+
+    const range = await interleave(
+      { stash: () => timeGet(stashName, `-${MB}`), nginx: () => timeGet(`${nginx.url}/file.bin`, `-${MB}`) },
+      options.quick ? 15 : 40,
+    );
+    rows.push({ benchmark: 'Range: last 1 MiB (curl, new connection each)', stash: timeSummary(range.stash!), baselineName: 'nginx', baseline: timeSummary(range.nginx!), ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time` });
+
+    const seconds = options.quick ? 3 : 8;
+    const stashSmall = `${server.filesUrl}/${smallUrl.split('/').pop()}`;
+    const w: Record<string, { rps: number; p99: number }[]> = { stash: [], nginx: [] };
+    for (let r = 0; r < 2; r++) {
+      w.stash!.push(wrk(stashSmall, seconds));
+      w.nginx!.push(wrk(`${nginx.url}/small.bin`, seconds));
+    }
+    const med = (list: { rps: number; p99: number }[], k: 'rps' | 'p99') => median(list.map((x) => x[k]));
+    rows.push({
+      benchmark: `4 kB file, wrk -t2 -c50 -d${seconds}s (2 runs each)`,
+      stash: `${med(w.stash!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.stash!, 'p99'))}`,
+      baselineName: 'nginx',
+      baseline: `${med(w.nginx!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.nginx!, 'p99'))}`,
+      ratio: `${(med(w.stash!, 'rps') / med(w.nginx!, 'rps')).toFixed(2)} × req/s`,
+    });
+  } finally {
+    await nginx.stop();
+    fs.rmSync(small.dir, { recursive: true, force: true });
   }
   return rows;
 }

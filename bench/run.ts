@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { browser } from './browser.ts';
-import { ingestAndDownload } from './ingest-download.ts';
+import { downloadOnly, ingestAndDownload } from './ingest-download.ts';
 import { jsSize } from './js-size.ts';
 import { listLatency } from './list-latency.ts';
 import { memoryUnderUploads } from './memory.ts';
@@ -12,6 +12,7 @@ import type { Row } from './stats.ts';
 // `npm run bench [-- --quick] [name…]`: every benchmark, or the named ones, each beside its anchor from the same run.
 const all: Record<string, () => Promise<Row[]> | Row[]> = {
   ingest: ingestAndDownload,
+  download: downloadOnly,
   memory: memoryUnderUploads,
   list: listLatency,
   browser,
@@ -21,7 +22,8 @@ const chosen = options.names.filter((a) => a in all);
 const rows: Row[] = [];
 const started = performance.now();
 const line = (r: Row) => `| ${r.benchmark} | ${r.stash} | ${r.baselineName}: ${r.baseline} | ${r.ratio ?? '–'} |`;
-for (const name of chosen.length > 0 ? chosen : Object.keys(all)) {
+// `download` repeats rows `ingest` already gives, so it runs only when named.
+for (const name of chosen.length > 0 ? chosen : Object.keys(all).filter((n) => n !== 'download')) {
   process.stderr.write(`running ${name}…\n`);
   const got = await all[name]!();
   // Printed as they come: a later benchmark that fails does not lose these.
@@ -36,6 +38,11 @@ const table = [
 const minutes = ((performance.now() - started) / 60_000).toFixed(1);
 const header = `Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${options.quick ? ' with --quick (smaller sizes, fewer rounds)' : ''}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; took ${minutes} min.`;
 const out = `${header}\n\n${table}\n`;
-fs.mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
-fs.writeFileSync(path.join(import.meta.dirname, 'results', options.quick ? 'quick.md' : 'latest.md'), out);
+// A partial run (named benchmarks, --first-load) must not stand in for the full table in
+// results/: it goes beside it, named for what ran.
+if (!options.firstLoadOnly) {
+  const file = chosen.length > 0 ? `${chosen.join('-')}${options.quick ? '-quick' : ''}.md` : options.quick ? 'quick.md' : 'latest.md';
+  fs.mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
+  fs.writeFileSync(path.join(import.meta.dirname, 'results', file), out);
+}
 console.log(out);
