@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import { sql, type Kysely } from 'kysely';
+import { storableSize } from '../modules/files/file-kind.ts';
 import type { Storage } from '../storage/storage.ts';
 import { ToolUsageError, type Instance } from './instance.ts';
 import type { Progress } from './progress.ts';
@@ -154,7 +155,8 @@ export async function copyFile(from: Storage, to: Storage, dst: AnyDb, row: Reco
   await dst
     .insertInto('files')
     // Previews are objects of their own that are not copied: the target's preview backfill makes them anew.
-    .values({ ...row, sha256: sent, previews: null })
+    // A size older versions recorded from a lying header (over PostgreSQL's integer) goes as unknown.
+    .values({ ...row, ...storableSize({ width: row.width ?? null, height: row.height ?? null }), sha256: sent, previews: null })
     .onConflict((oc) => oc.column('id').doUpdateSet({ sha256: sent }))
     .execute();
   return 'copied';

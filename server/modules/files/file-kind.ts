@@ -10,6 +10,20 @@ let loaded: Promise<{ fileTypeFromBuffer: typeof fileTypeFromBuffer; imageSize: 
 export const loadSniffers = () =>
   (loaded ??= Promise.all([import('file-type'), import('image-size')]).then(([ft, is]) => ({ fileTypeFromBuffer: ft.fileTypeFromBuffer, imageSize: is.imageSize })));
 
+/**
+ * The largest width or height a file record holds: the columns are 32-bit integers on
+ * PostgreSQL, and no real image or video comes near it. A header claiming more (a crafted PNG's
+ * IHDR, random bytes that happen to start like an image) is a size nobody knows (spec §3: null),
+ * never a failed insert and a 500.
+ */
+export const MAX_DIMENSION = 2 ** 31 - 1;
+
+/** Width and height as a file record stores them: both plausible, or both null. */
+export function storableSize(size: { width: number | null; height: number | null }): { width: number | null; height: number | null } {
+  const ok = (n: number | null) => n !== null && Number.isInteger(n) && n > 0 && n <= MAX_DIMENSION;
+  return ok(size.width) && ok(size.height) ? { width: size.width, height: size.height } : { width: null, height: null };
+}
+
 /** How much of a file's head is read to tell its type and image size (never the whole file). */
 export const HEAD_BYTES = 256 * 1024;
 

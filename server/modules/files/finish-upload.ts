@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { HttpError, tooLarge, unsupportedType } from '../../http/errors.ts';
 import { newId, nowSeconds } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
-import { HEAD_BYTES, isAllowed, newActualName, unknownKind } from './file-kind.ts';
+import { HEAD_BYTES, isAllowed, newActualName, storableSize, unknownKind } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
 import { claimFinish, completeFinish, dropUpload, releaseFinish, renewFinish, type UploadRow } from './uploads.repository.ts';
 
@@ -29,7 +29,7 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
     if (!isAllowed(kind.mime, await deps.settings.mimeTypes())) {
       throw unsupportedType(`Files of type ${kind.mime} are not allowed on this site.`);
     }
-    const dims = kind.mime.startsWith('video/') ? await videoDimensions(deps, read, kind.mime, head, size) : kind;
+    const dims = storableSize(kind.mime.startsWith('video/') ? await videoDimensions(deps, read, kind.mime, head, size) : kind);
     if (!finalized) await deps.storage.finalize(key, size);
     finalized = true;
     const row = {
