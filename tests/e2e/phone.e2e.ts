@@ -146,8 +146,14 @@ describe('thumbnails in the lists (item 9)', () => {
     page.on('request', (r) => r.url().startsWith(stack.filesUrl) && fileRequests.push(r.url()));
     try {
       // The server's File objects say whether previews exist (contract File.previews, helper media).
-      const list = await stack.api<{ files: { actual_name: string; previews?: { url: string; width: number }[] }[] }>('/api/v1/files/uploaded', { token, page: 1, pageSize: 6 });
-      const serverHasPreviews = list.body.files.some((f) => Array.isArray(f.previews));
+      const photoPreviews = async () => {
+        const list = await stack.api<{ files: { actual_name: string; previews?: { url: string; width: number }[] }[] }>('/api/v1/files/uploaded', { token, page: 1, pageSize: 6 });
+        return list.body.files.find((f) => photo.url.endsWith(`/${f.actual_name}`))?.previews;
+      };
+      const serverHasPreviews = Array.isArray(await photoPreviews());
+      // They are made in the background after the upload, and the list shows what the server
+      // listed when the page asked: wait for the server to list them (slow on a loaded machine).
+      if (serverHasPreviews) await expect.poll(async () => (await photoPreviews())?.length ?? 0, { timeout: 60_000, interval: 200 }).toBeGreaterThan(0);
       await page.goto(`${stack.siteUrl}/uploaded`);
       await page.getByRole('heading', { name: 'beach.png' }).waitFor();
       const boxes = page.locator('.file-card .file-thumb');
@@ -161,7 +167,7 @@ describe('thumbnails in the lists (item 9)', () => {
       if (serverHasPreviews) {
         // Once made, the photo's previews are WebP renditions listed with srcset.
         const img = page.locator('.file-card [data-kind="image"] img');
-        await expect.poll(async () => (await img.count()) && (await img.getAttribute('srcset'))).toMatch(/ \d+w/);
+        await expect.poll(async () => ((await img.count()) > 0 ? await img.getAttribute('srcset') : ''), { timeout: 10_000 }).toMatch(/ \d+w/);
       } else {
         expect(await page.locator('.file-card [data-kind="image"].file-thumb-icon').count()).toBe(1);
       }
