@@ -11,6 +11,10 @@ export default defineConfig({
     // The first file may have to build the web app before its server starts.
     hookTimeout: 300_000,
     fileParallelism: false,
+    // expect.poll waits for a state (a page reacting, a background job the server finishes);
+    // on a loaded two-core machine that can take seconds, and a longer bound costs time only
+    // when a test is failing anyway (vitest's default is 1 s).
+    expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
   },
 });
