@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import zlib from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { copyFile } from '../../../server/tools/migrate.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import { pngBomb } from './fixtures/hostile.ts';
 
 interface FileBody {
   actual_name: string;
@@ -12,23 +12,8 @@ interface FileBody {
   height: number | null;
 }
 
-function chunk(type: string, data: Buffer): Buffer {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type, 'latin1'), data])) >>> 0);
-  return Buffer.concat([len, Buffer.from(type, 'latin1'), data, crc]);
-}
-
-/** A few bytes of PNG whose header claims `width` × `height` (only one short row of pixels follows). */
-function pngClaiming(width: number, height: number): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  const idat = zlib.deflateSync(Buffer.alloc(17));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
-}
+/** A few bytes of PNG whose header claims `width` × `height` (no pixel rows follow). */
+const pngClaiming = (width: number, height: number) => pngBomb(width, height, 0);
 
 /**
  * Spec §3: width and height come from the bytes, and are null when unknown. A header may claim
