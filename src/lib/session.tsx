@@ -40,6 +40,17 @@ export function shouldDropSession(err: unknown): boolean {
   return e.success === false && e.status < 500 && e.status !== 429;
 }
 
+/**
+ * Issue 11 item 1: the upload queue files what it is given under the signed-in user. Its own
+ * lookup can miss on a connection that drops right after sign-in; this answer already names them.
+ * Loaded on demand, as the queue is: only signed-in pages get here.
+ */
+function tellUploader(token: string, userId: string): void {
+  void import('../upload/page/instance.ts')
+    .then(({ getUploader }) => getUploader().signedInAs(token, userId))
+    .catch((error: unknown) => console.error('The upload queue did not learn who is signed in', error));
+}
+
 export function SessionProvider({ children }: { children: ReactNode }) {
   const navigate = useNavigate();
   const [user, setUser] = useState<SessionUser | null>(null);
@@ -57,8 +68,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       // Loaded with the first check, not with the page: a visitor without a token never needs
       // the HTTP client (axios) to see a public page (issue 9).
       const { call } = await import('./api-client.ts');
+      const token = getToken();
       const data = await call<typeof authData>('/api/v1/auth/data', {});
       setUser({ username: data.user.username, role: data.user.role });
+      if (token) tellUploader(token, data.user._id);
       setMaintenance(Boolean(data.maintenance));
     } catch (err) {
       if (shouldDropSession(err)) {

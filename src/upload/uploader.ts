@@ -60,6 +60,11 @@ export interface Uploader {
    * next sign-in on this device (keep) or dropped, and nothing is sent until someone signs in.
    */
   signOut(keep: boolean): Promise<void>;
+  /**
+   * The session check named the user behind `token` (auth/data's user id): uploads queued with
+   * that token are theirs even if the uploader's own lookup never got an answer (issue 11 item 1).
+   */
+  signedInAs(token: string, userId: string): Promise<void>;
 }
 
 /** Not finished and not given up: what sign-out asks about. */

@@ -15,6 +15,8 @@ export interface UploadWorkerApi {
   /** Resolves true when uploads can be kept in IndexedDB (false: memory only, lost on reload). */
   init(options: WorkerInit): Promise<boolean>;
   setToken(token: string | null): Promise<void>;
+  /** The page's session check named the user behind `token` (src/upload/queue/account.ts). */
+  signedInAs(token: string, owner: string): Promise<void>;
   enqueue(files: File[]): Promise<UploadItem[]>;
   list(): Promise<UploadItem[]>;
   /** Returns a subscription id for unsubscribe (a function cannot come back over comlink). */

@@ -37,6 +37,7 @@ class FakeUploader implements Uploader {
   undoCancel = vi.fn(async () => {});
   chooseAgain = vi.fn(async () => {});
   signOut = vi.fn(async () => {});
+  signedInAs = vi.fn(async () => {});
 }
 
 const item = (over: Partial<UploadItem>): UploadItem => ({

@@ -1,6 +1,7 @@
 /// <reference types="node" />
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../helpers/test-app.ts';
+import { createSession } from '../../server/modules/auth/caller.repository.ts';
 import { Identity, type Who } from '../../src/upload/queue/account.ts';
 import { fetchTransport, type Transport } from '../../src/upload/queue/transport.ts';
 import type { QueueAuth } from '../../src/upload/queue/owner.ts';
@@ -16,6 +17,24 @@ function droppingAuthData(drops: number): Transport & { asked: () => number } {
       return fetchTransport.postJson(url, body, signal);
     },
     asked: () => asked,
+  };
+}
+
+/** auth/data never answers; while held, a request fails only when the test lets it go. */
+function unansweredAuthData(): Transport & { hold: () => () => void } {
+  let held: Promise<void> | null = null;
+  return {
+    postMultipart: (request) => fetchTransport.postMultipart(request),
+    async postJson(url, body, signal) {
+      if (!url.endsWith('/api/v1/auth/data')) return fetchTransport.postJson(url, body, signal);
+      await held;
+      throw new TypeError('Failed to fetch');
+    },
+    hold() {
+      let release = () => {};
+      held = new Promise((resolve) => (release = resolve));
+      return release;
+    },
   };
 }
 
@@ -71,6 +90,53 @@ describe.each(DIALECTS)('who the token belongs to, on %s', (dialect) => {
     expect(done.state).toBe('done');
     expect(auth.owner).toBe(user.owner);
     expect(transport.asked()).toBe(3);
+  });
+
+  it("files an upload queued before its own lookup answered under the user the page's session named, so a kept upload is theirs at their next sign-in", async () => {
+    h = await createHarness(dialect);
+    const user = h.signedIn!;
+    // The connection dropped right after sign-in: the page's session check got its answer, the
+    // queue's own lookup never does.
+    h.network.set(false);
+    const auth: QueueAuth = { apiUrl: h.apiUrl, token: user.token, owner: null };
+    const { queue, store } = await h.openTab({ auth: async () => ({ ...auth }) });
+    const gate = unansweredAuthData();
+    identity = new Identity({
+      apiUrl: () => h.apiUrl,
+      store: () => store,
+      transport: gate,
+      currentToken: () => auth.token,
+      async setOwner(owner) {
+        auth.owner = owner;
+      },
+      async named(who) {
+        await queue.adoptOwner(who.provisional, who.owner);
+      },
+      backoff: { baseMs: 20, maxMs: 100 },
+    });
+    await identity.identify(user.token);
+    const [kept] = await queue.enqueue([textFile(CHUNK + 10, 'kept-offline.txt')]);
+    // A retry still waiting for its answer when the page says who it is...
+    const lost = gate.hold();
+    const retrying = identity.identify(user.token);
+    await identity.remember(user.token, user.owner);
+    await identity.identify(user.token);
+    expect(auth.owner).toBe(user.owner);
+    // ...fails afterwards, and must not take the answer back.
+    lost();
+    await retrying;
+    expect(auth.owner).toBe(user.owner);
+
+    // They sign out keeping it, and sign in again later (a new token) with the network back.
+    await queue.signOut(true);
+    auth.token = null;
+    await identity.identify(null);
+    await queue.close();
+    h.network.set(true);
+    h.signedIn = { token: await createSession(h.t.deps.db, user.owner), owner: user.owner };
+    const { queue: again } = await h.openTab();
+    const done = await waitForState(again, kept!.id, ['done', 'failed']);
+    expect(done.state).toBe('done');
   });
 
   it('does not ask again about a token the server refused, nor report an answer for a token no longer in use', async () => {

@@ -114,6 +114,9 @@ export class DirectUploader implements Uploader {
     for (const id of [...this.entries.keys()]) this.drop(id);
   }
 
+  /** Uploads here live in this page and go with the token it holds: no owner to learn. */
+  async signedInAs(): Promise<void> {}
+
   private drop(id: string): void {
     const e = this.entries.get(id);
     if (!e) return;

@@ -161,6 +161,12 @@ export class UploadQueueClient implements Uploader {
     this.sentToken = null;
   }
 
+  async signedInAs(token: string, userId: string): Promise<void> {
+    const target = await this.target();
+    if ('remote' in target) await target.remote.signedInAs(token, userId);
+    else await target.signedInAs(token, userId);
+  }
+
   private withCancels(items: UploadItem[]): UploadItem[] {
     if (this.cancelling.size === 0) return items;
     return items.map((item) => (this.cancelling.has(item.id) && item.state !== 'done' ? { ...item, state: 'cancelled' } : item));

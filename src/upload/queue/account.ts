@@ -69,17 +69,36 @@ export const IDENTIFY_BACKOFF: BackoffOptions = { baseMs: 1000, maxMs: 60_000 };
 export class Identity {
   private retry: ReturnType<typeof setTimeout> | undefined;
   private failures = 0;
+  /** Bumped by every lookup: an answer that arrives after a newer one started is stale. */
+  private turn = 0;
+  /** Owners the page learned from its own auth/data answer, by token. */
+  private readonly told = new Map<string, string>();
 
   constructor(private readonly deps: IdentityDeps) {}
 
+  /**
+   * The page's session check already named the user behind `token` (its auth/data answered).
+   * The worker's own lookup can miss on a connection that drops right after sign-in, and an
+   * upload queued meanwhile would be filed under the token's hash; once that token is gone
+   * (signed out, "keep for my next sign-in") nobody could ever claim it again.
+   */
+  async remember(token: string, owner: string): Promise<void> {
+    this.told.set(token, owner);
+    await this.deps.store()?.setOwner(await tokenHash(token), owner).catch(() => undefined);
+  }
+
   async identify(token: string | null): Promise<void> {
     this.stop();
+    const turn = ++this.turn;
     if (!token) {
+      this.told.clear();
       await this.deps.setOwner(null);
       return;
     }
-    const who = await ownerOf(token, this.deps.apiUrl(), this.deps.store(), this.deps.transport);
-    if (this.deps.currentToken() !== token) return; // signed out or switched meanwhile
+    const told = this.told.get(token);
+    const who = told ? { owner: told, known: true, provisional: TOKEN_OWNER_PREFIX + (await tokenHash(token)), askAgain: false } : await ownerOf(token, this.deps.apiUrl(), this.deps.store(), this.deps.transport);
+    // Signed out, switched, or a newer lookup (one the page told) started meanwhile.
+    if (this.deps.currentToken() !== token || turn !== this.turn) return;
     await this.deps.setOwner(who.owner);
     if (who.known) {
       this.failures = 0;

@@ -84,6 +84,10 @@ const api: UploadWorkerApi = {
     return store !== null;
   },
   setToken,
+  async signedInAs(token: string, owner: string) {
+    await identity.remember(token, owner);
+    if (token === auth.token && auth.owner !== owner) await identity.identify(token);
+  },
   enqueue: (files: File[]): Promise<UploadItem[]> => requireQueue().enqueue(files),
   list: (): Promise<UploadItem[]> => requireQueue().list(),
   subscribe(listener: (items: UploadItem[]) => void): number {
