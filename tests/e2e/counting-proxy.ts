@@ -25,6 +25,13 @@ export class CountingProxy {
   settleBeforeStatus = true;
   /** Connections to this host:port are refused (the API unreachable while the site is not). */
   blockedHost: string | null = null;
+  /**
+   * The upload worker's own "who is this token" question (auth/data) gets a 503 while the page's
+   * session check gets its answer, as when the connection fails right after sign-in. The page
+   * asks through axios, whose Accept names text/plain; the worker's bare fetch accepts anything.
+   * CORS preflights pass.
+   */
+  refuseWorkerAuthData = false;
   /** Called as upload bytes pass; return 'cut' to drop this request there. */
   onUploadBytes: (upload: ForwardedUpload) => 'cut' | void = () => undefined;
   private settling = new Set<Promise<void>>();
@@ -54,6 +61,13 @@ export class CountingProxy {
     const target = new URL(req.url ?? '/');
     if (this.blockedHost === target.host) {
       req.socket.destroy();
+      return;
+    }
+    if (this.refuseWorkerAuthData && target.pathname === '/api/v1/auth/data' && req.method === 'POST' && !String(req.headers.accept).includes('text/plain')) {
+      // An answer, not a dropped connection: the service worker would stand in with the page's
+      // cached answer for a request that fails, and a first visit has no service worker yet.
+      res.writeHead(503, { 'content-type': 'application/json', 'access-control-allow-origin': req.headers.origin ?? '*' });
+      res.end(JSON.stringify({ success: false, error: { error: 'Service unavailable' } }));
       return;
     }
     // A status request waits until every upload request still open is over and settled on the

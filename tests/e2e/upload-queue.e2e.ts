@@ -104,6 +104,9 @@ describe('the upload queue on a phone (issue 11)', () => {
     const name = `a-only-${Date.now()}.bin`;
     const file = writeFile(name, 2 * MiB);
     try {
+      // The connection drops right after sign-in: only the page's session check learned who A
+      // is, the upload worker's own question never got an answer. A's upload is still A's.
+      proxy.refuseWorkerAuthData = true;
       await loginViaUi(page, stack, a.username, USER_PASSWORD);
       await waitForServiceWorker(page);
       await context.setOffline(true);
@@ -121,6 +124,7 @@ describe('the upload queue on a phone (issue 11)', () => {
       await page.waitForURL(`${stack.siteUrl}/`);
 
       // The network is back and B signs in on the same browser: B sees nothing of A's.
+      proxy.refuseWorkerAuthData = false;
       await context.setOffline(false);
       await loginViaUi(page, stack, b.username, USER_PASSWORD);
       await page.getByRole('heading', { name: 'File Uploader' }).waitFor();
@@ -167,11 +171,22 @@ describe('the upload queue on a phone (issue 11)', () => {
     const file = writeFile(name, MiB);
     try {
       await loginViaUi(page, stack, a.username, USER_PASSWORD);
+      // Offline, the sign-out screen's code comes from the service worker's precache: on a slow
+      // machine it may not be installed yet right after sign-in.
+      await waitForServiceWorker(page);
       await context.setOffline(true);
       await page.getByLabel('Choose files to upload').setInputFiles(file.filePath);
-      await row(page, name).waitFor();
+      // Queued and waiting for the network (not still being copied) when the user signs out.
+      await row(page, name).getByText('Offline: continues when the connection is back').waitFor({ timeout: 15_000 });
       await page.getByRole('link', { name: 'Logout' }).click();
-      await page.getByRole('button', { name: 'Discard uploads' }).click();
+      await page
+        .getByRole('button', { name: 'Discard uploads' })
+        .click({ timeout: 15_000 })
+        .catch(async (error: Error) => {
+          // Which step went wrong: no question asked (signed out at once) or still counting.
+          const shown = await page.locator('body').innerText({ timeout: 1000 }).catch(() => '?');
+          throw new Error(`${error.message}; at ${page.url()} the page says "${shown}"`);
+        });
       await page.waitForURL(`${stack.siteUrl}/`);
       await context.setOffline(false);
       await loginViaUi(page, stack, a.username, USER_PASSWORD);
