@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Link, Navigate, NavLink, Outlet } from 'react-router-dom';
 import { BottomNav, SectionTabs } from './bottom-nav.tsx';
 import { DECORATIVE_COUNT } from '../lib/constants.ts';
@@ -19,6 +19,9 @@ export function SignedInLayout() {
   const online = useOnline();
   // One picture per visit of the signed-in area (spec §9: 15 bundled images).
   const [picture] = useState(() => 1 + Math.floor(Math.random() * DECORATIVE_COUNT));
+  // Signing out must work offline even before the service worker has cached the app (a
+  // shared phone that lost its connection right after sign-in): fetch its screen now.
+  useEffect(() => void import('../features/auth/logout-page.tsx').catch(() => undefined), []);
 
   // Spec §2: a missing token sends the user to /login (an invalid one is caught by the session check).
   if (!getToken()) return <Navigate to="/login" replace />;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startStack, type Stack } from './harness.ts';
 import { USER_PASSWORD, uniqueName } from './fixtures.ts';
-import { registerViaApi } from './flows.ts';
+import { loginViaUi, registerViaApi } from './flows.ts';
 import { CountingProxy } from './counting-proxy.ts';
 import { fireBackgroundSync, waitForServiceWorker } from './service-worker.ts';
 
@@ -142,6 +142,27 @@ describe('the installable app', () => {
     } finally {
       await context.close();
       await proxy.close();
+    }
+  });
+
+  it('signs out with no network right after signing in, before the app is installed', async () => {
+    // No service worker: nothing is cached for offline use yet (a first visit on a phone that
+    // loses its connection right after sign-in).
+    const context = await stack.browser.newContext({ viewport: { width: 390, height: 800 }, serviceWorkers: 'block' });
+    const page = await context.newPage();
+    try {
+      const username = uniqueName('offline-out');
+      await registerViaApi(stack, username, USER_PASSWORD);
+      await loginViaUi(page, stack, username, USER_PASSWORD);
+      // The signed-in screens fetch the sign-out screen while the network is there.
+      await expect.poll(() => page.evaluate(() => performance.getEntriesByType('resource').some((e) => e.name.includes('/assets/logout-page-')))).toBe(true);
+      await context.setOffline(true);
+      await page.getByRole('link', { name: 'Logout' }).click();
+      await page.waitForURL(`${stack.siteUrl}/`);
+      expect(await page.evaluate(() => localStorage.getItem('token'))).toBeNull();
+      expect(await page.getByText('Unexpected Application Error!').count()).toBe(0);
+    } finally {
+      await context.close();
     }
   });
 

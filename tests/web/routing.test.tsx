@@ -23,6 +23,27 @@ describe('routing (spec §2, §8)', () => {
     console.error = quiet;
     expect(screen.getByRole('heading', { name: 'Unexpected Application Error!' })).toBeInTheDocument();
     expect(screen.getByText('Something broke in a loader')).toBeInTheDocument();
+    // Not a connection problem: no "try again" that would only fail the same way.
+    expect(screen.queryByRole('button', { name: 'Try again' })).toBeNull();
+  });
+
+  it('says a screen whose code could not be fetched needs the connection, and offers to try again', async () => {
+    const router = createMemoryRouter([
+      {
+        path: '/',
+        lazy: async () => {
+          throw new TypeError('Failed to fetch dynamically imported module: http://stash.test/assets/logout-page-x.js');
+        },
+        errorElement: <RouteError />,
+      },
+    ]);
+    const quiet = console.error;
+    console.error = () => {};
+    render(<RouterProvider router={router} />);
+    console.error = quiet;
+    await screen.findByText(/This screen could not be loaded\. Check your connection/);
+    expect(screen.getByRole('heading', { name: 'Unexpected Application Error!' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Try again' })).toBeInTheDocument();
   });
 
   it('renders the public pages with their spec §1 content', () => {
