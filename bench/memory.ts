@@ -5,7 +5,7 @@ import { CHUNK_SIZE } from '../contract/files.ts';
 import { startTus } from './anchors.ts';
 import { makeSource, stashUpload, tusUpload } from './ingest-download.ts';
 import { options } from './options.ts';
-import { login, memoryOf, startServer } from './server-process.ts';
+import { login, memoryOf, setLimit, startServer } from './server-process.ts';
 import { mib, MB, type Row } from './stats.ts';
 
 const SIZE = options.quick ? 2 * CHUNK_SIZE : 1024 * MB;
@@ -31,6 +31,8 @@ export async function memoryUnderUploads(): Promise<Row[]> {
   try {
     const server = await startServer();
     const token = await login(server.apiUrl);
+    await setLimit(server.apiUrl, token, 'max_unfinished_size', Math.ceil((PARALLEL * SIZE) / 1_048_576) * 2);
+    await setLimit(server.apiUrl, token, 'max_unfinished_uploads', PARALLEL * 2);
     const stash = await peakWhile(server.pid, () => Promise.all(Array.from({ length: PARALLEL }, (_, i) => stashUpload(server, token, src, `m${i}.bin`))));
     await server.stop();
     fs.rmSync(server.dataDir, { recursive: true, force: true });

@@ -75,6 +75,19 @@ export async function login(apiUrl: string): Promise<string> {
   return body.token;
 }
 
+/**
+ * Raises one of Site Settings' upload bounds, as an operator would: 8 × 1 GiB unfinished at once
+ * in one account is more than the default 2048 MB (design §6, issue 8 item 4).
+ */
+export async function setLimit(apiUrl: string, token: string, setting: 'max_unfinished_uploads' | 'max_unfinished_size', value: number): Promise<void> {
+  const res = await fetch(`${apiUrl}/api/v1/admin/set/limit`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token, setting, value }),
+  });
+  if (!res.ok) throw new Error(`admin/set/limit ${setting}=${value}: ${res.status} ${await res.text()}`);
+}
+
 /** Resident set size of a process now and at its peak (VmHWM), in bytes. */
 export function memoryOf(pid: number): { rss: number; peak: number } {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
