@@ -31,7 +31,7 @@ export async function memoryUnderUploads(): Promise<Row[]> {
   try {
     const server = await startServer();
     const token = await login(server.apiUrl);
-    await setLimit(server.apiUrl, token, 'max_unfinished_size', Math.ceil((PARALLEL * SIZE) / 1_048_576) * 2);
+    await setLimit(server.apiUrl, token, 'max_unfinished_size', Math.ceil((PARALLEL * SIZE) / MB) * 2);
     await setLimit(server.apiUrl, token, 'max_unfinished_uploads', PARALLEL * 2);
     const stash = await peakWhile(server.pid, () => Promise.all(Array.from({ length: PARALLEL }, (_, i) => stashUpload(server, token, src, `m${i}.bin`))));
     await server.stop();
