@@ -22,12 +22,13 @@ export interface Who {
 /**
  * Issue 11 item 1: who a token belongs to. The user id comes from auth/data and is remembered
  * under the token's hash (never the token), so an offline start still knows. Until the server
- * has answered once, the owner is `token:<hash>`, which only that token matches.
+ * has answered once, the owner is `token:<hash>`, which only that token matches. `told`: the user
+ * the page's own session check already named (Identity.remember), taken without asking.
  */
-export async function ownerOf(token: string, apiUrl: string, store: UploadStore | null, transport: Transport): Promise<Who> {
+export async function ownerOf(token: string, apiUrl: string, store: UploadStore | null, transport: Transport, told?: string): Promise<Who> {
   const hash = await tokenHash(token);
   const provisional = TOKEN_OWNER_PREFIX + hash;
-  const cached = await store?.getOwner(hash).catch(() => undefined);
+  const cached = told ?? (await store?.getOwner(hash).catch(() => undefined));
   if (cached) return { owner: cached, known: true, provisional, askAgain: false };
   try {
     const answer = await transport.postJson(`${apiUrl}/api/v1/auth/data`, { token }, AbortSignal.timeout(15_000));
@@ -95,8 +96,7 @@ export class Identity {
       await this.deps.setOwner(null);
       return;
     }
-    const told = this.told.get(token);
-    const who = told ? { owner: told, known: true, provisional: TOKEN_OWNER_PREFIX + (await tokenHash(token)), askAgain: false } : await ownerOf(token, this.deps.apiUrl(), this.deps.store(), this.deps.transport);
+    const who = await ownerOf(token, this.deps.apiUrl(), this.deps.store(), this.deps.transport, this.told.get(token));
     // Signed out, switched, or a newer lookup (one the page told) started meanwhile.
     if (this.deps.currentToken() !== token || turn !== this.turn) return;
     await this.deps.setOwner(who.owner);
