@@ -1,8 +1,8 @@
-import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Storage } from '../../storage/storage.ts';
 import { PartialWriteError } from '../../storage/storage.ts';
 import type { HttpError } from '../../http/errors.ts';
+import { OffThreadSha256 } from '../../lib/sha256-off-thread.ts';
 
 export interface WriteOutcome {
   /** Bytes of `source` stored (all of them unless `error` is set). */
@@ -23,14 +23,26 @@ export interface WriteOptions {
 }
 
 /**
- * Streams `source` into the unfinished object at `offset`, hashing on the way: nothing is held
- * in memory beyond the stream's own buffers (issue 3: never buffer an 80 MB chunk).
+ * Streams `source` into the unfinished object at `offset`, hashing on the way (on a worker
+ * thread, lib/sha256-off-thread.ts): nothing is held in memory beyond the stream's own buffers
+ * and the hasher's bounded batches (issue 3: never buffer an 80 MB chunk).
  */
 export async function streamIntoStorage(storage: Storage, key: string, offset: number, source: Readable, options: WriteOptions = {}): Promise<WriteOutcome> {
-  const hash = crypto.createHash('sha256');
-  if (options.seed) {
-    for await (const piece of options.seed) hash.update(piece as Buffer);
+  const hash = new OffThreadSha256();
+  try {
+    if (options.seed) {
+      for await (const piece of options.seed) await hash.update(piece as Buffer);
+    }
+    const outcome = await hashAndStore(storage, key, offset, source, hash, options);
+    // A hashing thread that failed is the server's fault, not the sender's: it throws (500) and
+    // the client sends the chunk again.
+    return outcome.error === null ? { ...outcome, sha256: await hash.digest() } : outcome;
+  } finally {
+    hash.dispose();
   }
+}
+
+async function hashAndStore(storage: Storage, key: string, offset: number, source: Readable, hash: OffThreadSha256, options: WriteOptions): Promise<WriteOutcome> {
   let seen = 0;
   let stopped: HttpError | null = null;
   // A generator, not a piped Transform: nothing is read from `source` before storage starts
@@ -41,14 +53,13 @@ export async function streamIntoStorage(storage: Storage, key: string, offset: n
       seen += buf.length;
       stopped = options.limit?.(seen) ?? null;
       if (stopped) throw stopped;
-      hash.update(buf);
+      await hash.update(buf);
       yield buf;
     }
   }
   try {
     const written = await storage.writeAt(key, offset, Readable.from(metered(), { objectMode: false }), { signal: options.signal });
-    if (stopped) return { written, sha256: '', error: stopped };
-    return { written, sha256: hash.digest('hex'), error: null };
+    return { written, sha256: '', error: stopped };
   } catch (err) {
     if (err instanceof PartialWriteError) return { written: err.bytesWritten, sha256: '', error: stopped ?? meterError(err.cause) };
     // A store that failed without counting (a driver refusing up front): nothing is known stored.
