@@ -162,6 +162,11 @@ export class OffThreadSha256 {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
+  /** Adds every piece of `source`, waiting whenever the worker is behind. */
+  async feed(source: AsyncIterable<Uint8Array>): Promise<void> {
+    for await (const piece of source) await this.update(piece);
+  }
+
   /** The hex digest of everything added; the hash cannot be used after. */
   digest(): Promise<string> {
     if (this.failure) return Promise.reject(this.failure);
@@ -193,5 +198,16 @@ export class OffThreadSha256 {
 
   private wake(): void {
     for (const resume of this.waiting.splice(0)) resume();
+  }
+}
+
+/** The SHA-256 hex of a whole stream, hashed off the event loop; nothing is left running if it fails. */
+export async function sha256OfStream(source: AsyncIterable<Uint8Array>): Promise<string> {
+  const hash = new OffThreadSha256();
+  try {
+    await hash.feed(source);
+    return await hash.digest();
+  } finally {
+    hash.dispose();
   }
 }

@@ -30,9 +30,7 @@ export interface WriteOptions {
 export async function streamIntoStorage(storage: Storage, key: string, offset: number, source: Readable, options: WriteOptions = {}): Promise<WriteOutcome> {
   const hash = new OffThreadSha256();
   try {
-    if (options.seed) {
-      for await (const piece of options.seed) await hash.update(piece as Buffer);
-    }
+    if (options.seed) await hash.feed(options.seed);
     const outcome = await hashAndStore(storage, key, offset, source, hash, options);
     // A hashing thread that failed is the server's fault, not the sender's: it throws (500) and
     // the client sends the chunk again.

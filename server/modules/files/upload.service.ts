@@ -7,7 +7,7 @@ import { newSecret, nowSeconds, sha256Hex } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { finishClaimed, tooLargeMessage } from './finish-upload.ts';
 import { streamIntoStorage } from './stream-into-storage.ts';
-import { OffThreadSha256 } from '../../lib/sha256-off-thread.ts';
+import { sha256OfStream } from '../../lib/sha256-off-thread.ts';
 import type { UploadFields } from './upload-fields.ts';
 import { assertMayOpenUpload, assertQuota, assertRoomFor, quotaExceeded } from './upload-bounds.ts';
 import { ChunkLease, LeaseLostError, uploadGone } from './upload-lease.ts';
@@ -162,14 +162,7 @@ async function resentChunk(
   sha256: string | null,
   source: Readable,
 ): Promise<UploadChunkResponse | UploadDoneResponse> {
-  const hash = new OffThreadSha256();
-  let hex: string;
-  try {
-    for await (const piece of source) await hash.update(piece as Buffer);
-    hex = await hash.digest();
-  } finally {
-    hash.dispose();
-  }
+  const hex = await sha256OfStream(source);
   if (sha256 !== null && hex !== sha256) {
     throw conflict(
       `Chunk ${chunkIndex} of this upload already holds different bytes: another file of the same name is being uploaded at the same time. Retry once it is done, or send an uploadId.`,

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { OffThreadSha256 } from '../../../server/lib/sha256-off-thread.ts';
+import { Readable } from 'node:stream';
+import { OffThreadSha256, sha256OfStream } from '../../../server/lib/sha256-off-thread.ts';
 
 const sha256 = (...parts: Uint8Array[]) => {
   const h = crypto.createHash('sha256');
@@ -63,5 +64,16 @@ describe('SHA-256 on a worker thread', () => {
     const next = new OffThreadSha256();
     await next.update(Buffer.from('after'));
     expect(await next.digest()).toBe(sha256(Buffer.from('after')));
+  });
+
+  it('hashes a whole stream, and a stream that fails midway gives its error, not a digest', async () => {
+    const data = crypto.randomBytes(2 * 1024 * 1024 + 3);
+    expect(await sha256OfStream(Readable.from([data.subarray(0, 5), data.subarray(5)]))).toBe(sha256(data));
+    async function* brokenOff() {
+      yield data.subarray(0, 700_000);
+      throw new Error('connection reset');
+    }
+    await expect(sha256OfStream(brokenOff())).rejects.toThrow('connection reset');
+    expect(await sha256OfStream(Readable.from([Buffer.from('still fine')]))).toBe(sha256(Buffer.from('still fine')));
   });
 });
