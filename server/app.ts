@@ -101,7 +101,7 @@ export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
     serverFactory: (handler) => {
       // What Fastify does with its own server (fastify/lib/server.js), plus the fast path in front.
       const server = http.createServer((req, res) => {
-        if (!fast || !answerFast(deps, host, app.log, req, res, handler)) handler(req, res);
+        if (!fast || !answerFast(deps, host, app.log, req, res)) handler(req, res);
       });
       server.keepAliveTimeout = 72_000;
       server.requestTimeout = TIMEOUTS.requestTimeout;

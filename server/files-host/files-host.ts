@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import { once } from 'node:events';
-import { pipeline } from 'node:stream';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
@@ -11,6 +8,7 @@ import { findFileByActualName } from '../modules/files/files.repository.ts';
 import { contentDisposition, isActiveType, parseRange } from './http-headers.ts';
 import { registerPreviewRoute } from './previews-route.ts';
 import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
+import { sendFile } from './send-file.ts';
 
 // Design §8: files never change under a name, so caches may keep them for a year.
 const CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -54,8 +52,7 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
  * local files, streamed straight from disk (a Range as cheap as on a static server). The stored
  * object's existence is still checked on every request, so a delete by any process is seen at
  * once. Anything else (unknown or uncached names, 416, a query string, a body, a remote store,
- * a server closing) returns false and goes to Fastify, as does a file deleted between the check
- * and its opening (`fallback`). Only installed when Fastify would add nothing to the answer: no
+ * a server closing) returns false and goes to Fastify. Only installed when Fastify would add nothing to the answer: no
  * rate limiter (it counts every request and adds its headers), see app.ts. Returns whether it
  * took the request.
  */
@@ -65,7 +62,6 @@ export function answerFast(
   log: FastifyBaseLogger,
   req: IncomingMessage,
   res: ServerResponse,
-  fallback: (req: IncomingMessage, res: ServerResponse) => void,
 ): boolean {
   const method = req.method;
   if (host.closing || (method !== 'GET' && method !== 'HEAD') || !deps.storage.statNow) return false;
@@ -77,8 +73,6 @@ export function answerFast(
   const conditional = notModified(req.headers, meta.etag, meta.timeCreated);
   const range = conditional ? null : rangeOf(req.headers, meta);
   if (range === 'unsatisfiable') return false;
-  // Gone since it was cached: serveFile asks the database again and answers 404.
-  if (deps.storage.statNow(meta.storageKey) === null) return false;
   const status = conditional ? 304 : range ? 206 : 200;
   const logLine = () => {
     // The line Fastify would have logged (server/http/log-privacy.ts decides what of req is kept).
@@ -87,28 +81,21 @@ export function answerFast(
   };
   const bodiless = status === 304 || method === 'HEAD' || meta.size === 0;
   if (bodiless || meta.body) {
+    // Gone since it was cached: serveFile asks the database again and answers 404.
+    if (deps.storage.statNow(meta.storageKey) === null) return false;
     res.writeHead(status, headersOf(meta, status, range));
     if (bodiless) res.end();
     else res.end(range ? meta.body!.subarray(range.start, range.end + 1) : meta.body);
     logLine();
     return true;
   }
-  const body = deps.storage.read(meta.storageKey, range ?? undefined);
-  if (!(body instanceof fs.ReadStream)) {
-    // Only a file on this disk opens without a round trip worth leaving to Fastify.
-    body.destroy();
-    return false;
-  }
-  body.once('error', () => {
-    // Could not be opened (deleted since the check): Fastify looks it up again and says 404.
-    if (!res.headersSent) fallback(req, res);
-  });
-  body.once('ready', () => {
-    res.writeHead(status, headersOf(meta, status, range));
-    // A client that goes away destroys the read; a failed read mid-body cuts the connection.
-    pipeline(body, res, () => undefined);
-    res.once('finish', logLine);
-  });
+  // Opening is the existence check here. Only a file on this disk opens without a round trip
+  // worth leaving to Fastify.
+  const fd = deps.storage.openStoredNow?.(meta.storageKey) ?? null;
+  if (fd === null) return false;
+  res.writeHead(status, headersOf(meta, status, range));
+  res.once('finish', logLine);
+  sendFile(fd, res, range?.start ?? 0, range?.end ?? meta.size - 1);
   return true;
 }
 
@@ -163,7 +150,7 @@ async function serveFile(deps: Deps, cache: FileMetaCache, request: FastifyReque
 type Answer =
   | { status: 304 }
   | { status: 416 }
-  | { status: 200 | 206; range: { start: number; end: number } | null; body: Readable | Buffer | null };
+  | { status: 200 | 206; range: { start: number; end: number } | null; body: Readable | Buffer | { fd: number } | null };
 
 /** What to answer, after making sure the stored object is still there (it is gone once deleted). */
 async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: FileMeta, request: FastifyRequest): Promise<Answer | 'gone'> {
@@ -188,17 +175,13 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
       throw err;
     }
   }
-  const body = deps.storage.read(meta.storageKey, range ?? undefined);
-  if (body instanceof fs.ReadStream) {
+  if (deps.storage.openStoredNow) {
     // Local disk: opening the file is the existence check, and costs nothing extra.
-    try {
-      await once(body, 'ready');
-    } catch {
-      body.destroy();
-      return 'gone';
-    }
+    const fd = deps.storage.openStoredNow(meta.storageKey);
+    if (fd === null) return 'gone';
+    return { status: range ? 206 : 200, range, body: { fd } };
   }
-  return { status: range ? 206 : 200, range, body };
+  return { status: range ? 206 : 200, range, body: deps.storage.read(meta.storageKey, range ?? undefined) };
 }
 
 /** Whether a stored object exists, without a thread-pool round trip where the store allows it. */
@@ -222,6 +205,15 @@ function send(reply: FastifyReply, meta: FileMeta, answer: Answer) {
   void reply.status(answer.status).headers(headersOf(meta, answer.status, range));
   if (answer.status === 304) return reply.send();
   if (!answer.body) return reply.send(meta.size === 0 && answer.status === 200 ? '' : undefined);
+  if ('fd' in answer.body) {
+    // Sent by send-file.ts, not as a stream through Fastify: with the headers Fastify holds
+    // (the rate limiter's), and Fastify still logs the request once the body is out.
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+    reply.hijack();
+    reply.raw.writeHead(answer.status, headersOf(meta, answer.status, range));
+    sendFile(answer.body.fd, reply.raw, range?.start ?? 0, range?.end ?? meta.size - 1);
+    return reply;
+  }
   return reply.send(answer.body);
 }
 

@@ -152,6 +152,16 @@ export class LocalStorage implements Storage {
     return fs.createReadStream(this.storedPath(key), { highWaterMark: READ_SIZE, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
+  openStoredNow(key: string): number | null {
+    try {
+      // A plain descriptor, not a FileHandle: one of those closes itself when collected, under
+      // whoever holds the number by then.
+      return fs.openSync(this.storedPath(key), 'r');
+    } catch {
+      return null;
+    }
+  }
+
   statNow(key: string): { size: number } | null {
     try {
       const s = fs.statSync(this.storedPath(key), { throwIfNoEntry: false });

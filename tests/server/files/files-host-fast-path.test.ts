@@ -126,4 +126,21 @@ describe.each(DIALECTS)('the files host fast path on %s', (dialect) => {
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
   });
+
+  it("sends a big file through Fastify with the rate limiter's headers when limits are on", async () => {
+    t = await createHttpTestApp(dialect, { env: { RATE_LIMITS: 'on', FILES_RATE_LIMIT: '3' } });
+    const data = randomBytes(2 * 1024 * 1024 + 5);
+    const name = await upload(data, 'limited-big.bin');
+    const whole = await fetch(`${t.filesUrl}/${name}`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('x-ratelimit-remaining')).toBe('2');
+    expect(whole.headers.get('content-length')).toBe(String(data.length));
+    expect(Buffer.from(await whole.arrayBuffer()).equals(data)).toBe(true);
+    const ranged = await fetch(`${t.filesUrl}/${name}`, { headers: { range: 'bytes=1048570-' } });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(ranged.headers.get('content-range')).toBe(`bytes 1048570-${data.length - 1}/${data.length}`);
+    expect(ranged.headers.get('content-security-policy')).toContain('sandbox');
+    expect(Buffer.from(await ranged.arrayBuffer()).equals(data.subarray(1_048_570))).toBe(true);
+  });
 });
