@@ -20,10 +20,12 @@ export const SERVER_ENTRY = path.join('dist-server', 'server', 'main.mjs');
 /**
  * Node flags of the production server. V8's young generation grows to 16 MiB per semi-space by
  * default, memory an idle or streaming server never needs: upload and download bodies are
- * Buffers outside the JS heap, so a 2 MiB semi-space costs no measurable speed and keeps ~25 MiB
- * of RSS off an idle process (issue 9, a lean process; bench/README.md has the figures).
+ * Buffers outside the JS heap. A 4 MiB semi-space keeps ~24 MiB of RSS off an idle process
+ * (98 against 122 MiB; issue 9, a lean process). 2 MiB kept 4 MiB more off, but in half the
+ * processes measured an upload then ran with a full collection every ~100 ms, V8's GC threads
+ * burning 2-3 s of CPU per GiB: 150-210 instead of 240-300 MiB/s (bench/README.md).
  */
-export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=2'];
+export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4'];
 
 /** True when the compiled entry is missing or older than any source. */
 export function serverBuildIsStale(root, outDir = path.join(root, 'dist-server')) {
