@@ -52,9 +52,9 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
  * local files, streamed straight from disk (a Range as cheap as on a static server). The stored
  * object's existence is still checked on every request, so a delete by any process is seen at
  * once. Anything else (unknown or uncached names, 416, a query string, a body, a remote store,
- * a server closing) returns false and goes to Fastify. Only installed when Fastify would add nothing to the answer: no
- * rate limiter (it counts every request and adds its headers), see app.ts. Returns whether it
- * took the request.
+ * a stored file that cannot be opened right now, a server closing) returns false and goes to
+ * Fastify. Only installed when Fastify would add nothing to the answer: no rate limiter (it
+ * counts every request and adds its headers), see app.ts. Returns whether it took the request.
  */
 export function answerFast(
   deps: Deps,
@@ -82,7 +82,7 @@ export function answerFast(
   const bodiless = status === 304 || method === 'HEAD' || meta.size === 0;
   if (bodiless || meta.body) {
     // Gone since it was cached: serveFile asks the database again and answers 404.
-    if (deps.storage.statNow(meta.storageKey) === null) return false;
+    if (orNull(() => deps.storage.statNow?.(meta.storageKey)) === null) return false;
     res.writeHead(status, headersOf(meta, status, range));
     if (bodiless) res.end();
     else res.end(range ? meta.body!.subarray(range.start, range.end + 1) : meta.body);
@@ -91,12 +91,24 @@ export function answerFast(
   }
   // Opening is the existence check here. Only a file on this disk opens without a round trip
   // worth leaving to Fastify.
-  const fd = deps.storage.openStoredNow?.(meta.storageKey) ?? null;
+  const fd = orNull(() => deps.storage.openStoredNow?.(meta.storageKey));
   if (fd === null) return false;
   res.writeHead(status, headersOf(meta, status, range));
   res.once('finish', logLine);
-  sendFile(fd, res, range?.start ?? 0, range?.end ?? meta.size - 1);
+  sendFile(fd, res, range, meta.size);
   return true;
+}
+
+/**
+ * The fast path's synchronous look at the stored file: null when it is gone or cannot be read
+ * now, and Fastify's route answers (404, or 503 with the storage error logged).
+ */
+function orNull<T>(look: () => T | null | undefined): T | null {
+  try {
+    return look() ?? null;
+  } catch {
+    return null;
+  }
 }
 
 async function lookUp(deps: Deps, cache: FileMetaCache, name: string): Promise<FileMeta | undefined> {
@@ -211,7 +223,7 @@ function send(reply: FastifyReply, meta: FileMeta, answer: Answer) {
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
     reply.hijack();
     reply.raw.writeHead(answer.status, headersOf(meta, answer.status, range));
-    sendFile(answer.body.fd, reply.raw, range?.start ?? 0, range?.end ?? meta.size - 1);
+    sendFile(answer.body.fd, reply.raw, range, meta.size);
     return reply;
   }
   return reply.send(answer.body);

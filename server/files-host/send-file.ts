@@ -35,14 +35,15 @@ export function spareBuffers(): number {
 }
 
 /**
- * Writes bytes `start`..`end` (inclusive) of the open file `fd` as the body of `res`, whose
- * headers the caller has set, then ends it; `fd` is closed once nothing reads it any more. A
+ * Writes `range` (inclusive, as HTTP ranges are), or all `size` bytes when null, of the open
+ * file `fd` as the body of `res`, whose headers the caller has set, then ends it; `fd` is closed once nothing reads it any more. A
  * client that goes away stops the reading; a read that fails or finds the file shorter than
  * expected cuts the connection, since a status already sent cannot be taken back.
  */
-export function sendFile(fd: number, res: ServerResponse, start: number, end: number): void {
+export function sendFile(fd: number, res: ServerResponse, range: { start: number; end: number } | null, size: number): void {
+  const end = range ? range.end : size - 1;
   const free: Buffer[] = [];
-  let next = start;
+  let next = range ? range.start : 0;
   let reading = false;
   let writing = 0;
   let stopped = false;
@@ -74,7 +75,7 @@ export function sendFile(fd: number, res: ServerResponse, start: number, end: nu
       }
       return;
     }
-    const buf = free.pop() ?? (free.length + writing < IN_FLIGHT ? take() : null);
+    const buf = free.pop() ?? (writing < IN_FLIGHT ? take() : null);
     if (!buf) return;
     const want = Math.min(PIECE_BYTES, end - next + 1);
     reading = true;

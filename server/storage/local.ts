@@ -4,10 +4,16 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DurableSink } from './durable-sink.ts';
+import { STORE_UNAVAILABLE, StorageError } from './s3-errors.ts';
 import { PartialWriteError, type Storage, type WriteAtOptions } from './storage.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
-/** How much a download reads at a time. */
+/**
+ * How much read() takes at a time. Downloads from this disk no longer come through read()
+ * (files-host/send-file.ts reads them into reused buffers); what does reads whole objects front
+ * to back (the finish step's hash, previews, the hash backfill), where fewer, larger reads cost
+ * fewer event-loop turns.
+ */
 const READ_SIZE = 1024 * 1024;
 
 /**
@@ -147,8 +153,6 @@ export class LocalStorage implements Storage {
   }
 
   read(key: string, range?: { start: number; end: number }): Readable {
-    // Issue 9: 1 MiB reads instead of Node's 64 KiB, so a big download costs a sixteenth of the
-    // reads, socket writes and event-loop turns (nginx sends with sendfile in one go).
     return fs.createReadStream(this.storedPath(key), { highWaterMark: READ_SIZE, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
@@ -157,8 +161,9 @@ export class LocalStorage implements Storage {
       // A plain descriptor, not a FileHandle: one of those closes itself when collected, under
       // whoever holds the number by then.
       return fs.openSync(this.storedPath(key), 'r');
-    } catch {
-      return null;
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw unreadable('open', key, err);
     }
   }
 
@@ -166,8 +171,9 @@ export class LocalStorage implements Storage {
     try {
       const s = fs.statSync(this.storedPath(key), { throwIfNoEntry: false });
       return s ? { size: s.size } : null;
-    } catch {
-      return null;
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw unreadable('stat', key, err);
     }
   }
 
@@ -175,8 +181,9 @@ export class LocalStorage implements Storage {
     try {
       const s = await fsp.stat(this.storedPath(key));
       return { size: s.size };
-    } catch {
-      return null;
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw unreadable('stat', key, err);
     }
   }
 
@@ -197,4 +204,17 @@ export class LocalStorage implements Storage {
 function checkKey(key: string): string {
   if (!KEY_PATTERN.test(key)) throw new Error(`invalid storage key: ${key}`);
   return key;
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * A stored file that is there but cannot be read now (out of descriptors, EIO, a broken link):
+ * a 404 would tell the client the file is gone for good, so the files host answers 503.
+ */
+function unreadable(action: string, key: string, err: unknown): StorageError {
+  return new StorageError(503, STORE_UNAVAILABLE, `${action} ${key}: ${String(err)}`);
 }

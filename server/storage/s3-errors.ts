@@ -17,7 +17,7 @@ export class StorageError extends HttpError {
   }
 }
 
-const UNAVAILABLE = 'The file store is unavailable right now; please try again shortly.';
+export const STORE_UNAVAILABLE = 'The file store is unavailable right now; please try again shortly.';
 const MISCONFIGURED = 'The file store refused the request; the site operator must check its storage settings.';
 
 interface SdkErrorShape {
@@ -37,7 +37,7 @@ export function classifyStoreError(err: unknown, action: string): StorageError {
   const status = e.$metadata?.httpStatusCode;
   const detail = `${action}: ${name}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(err)}`;
   if (CONFIG_ERRORS.has(name) || status === 403) return new StorageError(500, MISCONFIGURED, detail);
-  return new StorageError(503, UNAVAILABLE, detail);
+  return new StorageError(503, STORE_UNAVAILABLE, detail);
 }
 
 export function isNotFound(err: unknown): boolean {

@@ -38,6 +38,11 @@ export interface Storage {
   discard(key: string): Promise<void>;
   /** Streams a stored object, or `[start, end]` of it (inclusive, as HTTP ranges are). */
   read(key: string, range?: { start: number; end: number }): Readable;
+  /**
+   * A stored object's size, or null when there is none. A store that cannot tell right now
+   * (unreachable, out of file descriptors) throws a StorageError: "gone" would answer 404 for a
+   * file that is still there.
+   */
   stat(key: string): Promise<{ size: number } | null>;
   /**
    * stat() answered synchronously, for stores where that is one system call on a cached inode
@@ -47,7 +52,7 @@ export interface Storage {
   statNow?(key: string): { size: number } | null;
   /**
    * Opens a stored object as a file descriptor the caller reads and closes, or null when it is
-   * gone, for stores that are files on this machine (local disk): the files host then reads
+   * gone (a StorageError when it is there but cannot be opened now, as stat), for stores that are files on this machine (local disk): the files host then reads
    * downloads into buffers it reuses (files-host/send-file.ts). Synchronous for the reason
    * statNow is: opening a cached inode costs less than a thread-pool round trip, which on a
    * Range request is a good part of the time to the first byte.

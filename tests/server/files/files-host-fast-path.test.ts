@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
@@ -142,5 +144,40 @@ describe.each(DIALECTS)('the files host fast path on %s', (dialect) => {
     expect(ranged.headers.get('content-range')).toBe(`bytes 1048570-${data.length - 1}/${data.length}`);
     expect(ranged.headers.get('content-security-policy')).toContain('sandbox');
     expect(Buffer.from(await ranged.arrayBuffer()).equals(data.subarray(1_048_570))).toBe(true);
+  });
+
+  it('answers 503, not 404, for a stored file that is there but cannot be opened, and serves it again once it can', async () => {
+    // Local disk: a link that points at itself fails with ELOOP, which even root cannot open
+    // (as EMFILE or EIO would fail); the file must not look deleted to the client.
+    t = await createHttpTestApp(dialect, { env: { STORAGE_DRIVER: 'local' } });
+    const small = randomBytes(100);
+    const big = randomBytes(100 * 1024);
+    const names = [await upload(small, 'small.bin'), await upload(big, 'big.bin')];
+    for (const name of names) await (await fetch(`${t.filesUrl}/${name}`)).arrayBuffer(); // cached, small body kept
+    const filesDir = path.join(t.dataDir, 'storage', 'files');
+    const stored = fs.readdirSync(filesDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+    expect(stored).toHaveLength(2);
+    const aside = stored.map((file) => {
+      fs.renameSync(file, `${file}.aside`);
+      fs.symlinkSync(path.basename(file), file);
+      return file;
+    });
+
+    for (const name of names) {
+      for (const [method, headers] of [['GET', {}], ['HEAD', {}], ['GET', { range: 'bytes=-10' }]] as const) {
+        const label = `${name} ${method} ${JSON.stringify(headers)}`;
+        const res = await fetch(`${t.filesUrl}/${name}`, { method, headers });
+        expect(res.status, label).toBe(503);
+        expect(res.headers.get('retry-after'), label).toBe('5');
+        if (method === 'GET') expect(await res.json(), label).toEqual({ success: false, error: 'The file store is unavailable right now; please try again shortly.', retry: true });
+      }
+    }
+
+    for (const file of aside) fs.renameSync(`${file}.aside`, file);
+    for (const [name, data] of [[names[0]!, small], [names[1]!, big]] as const) {
+      const res = await fetch(`${t.filesUrl}/${name}`);
+      expect(res.status).toBe(200);
+      expect(Buffer.from(await res.arrayBuffer()).equals(data)).toBe(true);
+    }
   });
 });

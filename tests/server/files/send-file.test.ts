@@ -25,7 +25,8 @@ describe('sending a stored file through reused buffers', () => {
     server = http.createServer((_req, res) => {
       const fd = fs.openSync(file, 'r');
       res.writeHead(200, { 'content-length': String(span.length) });
-      sendFile(fd, res, span.start, span.end);
+      // The whole file goes as no range at all, as the files host sends a 200.
+      sendFile(fd, res, span.start === 0 && span.end === data.length - 1 ? null : span, data.length);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
