@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
@@ -24,12 +26,18 @@ export const min = (values: number[]) => Math.min(...values);
 
 /**
  * Runs each contender once per round, in turn (A, B, A, B…), so drift in the machine's load
- * falls on all of them alike; returns every contender's samples.
+ * falls on all of them alike; returns every contender's samples. Each starts with nothing left
+ * dirty in the page cache: the tus server and the S3 emulator do not sync what they store, and
+ * the kernel writing their gigabyte back some 30 s later landed in the middle of whoever ran
+ * then (an upload into Stash at 255-300 MiB/s in such a round, 500 in the others).
  */
 export async function interleave(contenders: Record<string, () => Promise<number>>, rounds: number): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
-    for (const [name, run] of Object.entries(contenders)) out[name]!.push(await run());
+    for (const [name, run] of Object.entries(contenders)) {
+      spawnSync('sync');
+      out[name]!.push(await run());
+    }
   }
   return out;
 }
