@@ -36,9 +36,10 @@ export function spareBuffers(): number {
 
 /**
  * Writes `range` (inclusive, as HTTP ranges are), or all `size` bytes when null, of the open
- * file `fd` as the body of `res`, whose headers the caller has set, then ends it; `fd` is closed once nothing reads it any more. A
- * client that goes away stops the reading; a read that fails or finds the file shorter than
- * expected cuts the connection, since a status already sent cannot be taken back.
+ * file `fd` as the body of `res`, whose headers the caller has set, then ends it; `fd` is
+ * closed once nothing reads it any more. A client that goes away stops the reading; a read that
+ * fails or finds the file shorter than expected cuts the connection, since a status already
+ * sent cannot be taken back.
  */
 export function sendFile(fd: number, res: ServerResponse, range: { start: number; end: number } | null, size: number): void {
   const end = range ? range.end : size - 1;

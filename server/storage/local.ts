@@ -4,8 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DurableSink } from './durable-sink.ts';
-import { STORE_UNAVAILABLE, StorageError } from './s3-errors.ts';
-import { PartialWriteError, type Storage, type WriteAtOptions } from './storage.ts';
+import { PartialWriteError, STORE_UNAVAILABLE, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
 /**

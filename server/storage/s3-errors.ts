@@ -1,23 +1,5 @@
-import { HttpError } from '../http/errors.ts';
+import { STORE_UNAVAILABLE, StorageError } from './storage.ts';
 
-/**
- * A failure of the object store, answered with the design §5 shape by the one error handler
- * (it is an HttpError): 503 when trying again later can help (unreachable, throttled, 5xx),
- * 500 when the operator must fix the configuration (missing bucket, access denied). The
- * driver logs the store's own words; the client gets a sentence it can act on.
- */
-export class StorageError extends HttpError {
-  constructor(
-    statusCode: 500 | 503,
-    message: string,
-    readonly detail: string,
-  ) {
-    super(statusCode, message, statusCode === 503 ? { retry: true } : {}, statusCode === 503 ? { 'retry-after': '5' } : {});
-    this.name = 'StorageError';
-  }
-}
-
-export const STORE_UNAVAILABLE = 'The file store is unavailable right now; please try again shortly.';
 const MISCONFIGURED = 'The file store refused the request; the site operator must check its storage settings.';
 
 interface SdkErrorShape {

@@ -16,8 +16,8 @@ import {
   UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { PartialWriteError, type Storage, type WriteAtOptions } from './storage.ts';
-import { classifyStoreError, isNotFound, StorageError } from './s3-errors.ts';
+import { PartialWriteError, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
+import { classifyStoreError, isNotFound } from './s3-errors.ts';
 import { cover, coveredBytes, parsePiece, pieceName, piecePrefix, planParts, type PartPlan, type Piece, type Segment } from './s3-pieces.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { HttpError } from '../http/errors.ts';
 
 /**
  * Where file bytes live (style habit 5: handed in, never global). An object is first
@@ -52,8 +53,9 @@ export interface Storage {
   statNow?(key: string): { size: number } | null;
   /**
    * Opens a stored object as a file descriptor the caller reads and closes, or null when it is
-   * gone (a StorageError when it is there but cannot be opened now, as stat), for stores that are files on this machine (local disk): the files host then reads
-   * downloads into buffers it reuses (files-host/send-file.ts). Synchronous for the reason
+   * gone (a StorageError when it is there but cannot be opened now, as stat), for stores that
+   * are files on this machine (local disk): the files host then reads downloads into buffers it
+   * reuses (files-host/send-file.ts). Synchronous for the reason
    * statNow is: opening a cached inode costs less than a thread-pool round trip, which on a
    * Range request is a good part of the time to the first byte.
    */
@@ -79,3 +81,22 @@ export class PartialWriteError extends Error {
     this.name = 'PartialWriteError';
   }
 }
+
+/**
+ * A failure of the store, from any driver, answered with the design §5 shape by the one error
+ * handler (it is an HttpError): 503 when trying again later can help (unreachable, throttled,
+ * out of file descriptors), 500 when the operator must fix the configuration (missing bucket,
+ * access denied). The driver logs the store's own words; the client gets a sentence it can act on.
+ */
+export class StorageError extends HttpError {
+  constructor(
+    statusCode: 500 | 503,
+    message: string,
+    readonly detail: string,
+  ) {
+    super(statusCode, message, statusCode === 503 ? { retry: true } : {}, statusCode === 503 ? { 'retry-after': '5' } : {});
+    this.name = 'StorageError';
+  }
+}
+
+export const STORE_UNAVAILABLE = 'The file store is unavailable right now; please try again shortly.';

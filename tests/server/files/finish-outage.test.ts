@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalStorage } from '../../../server/storage/local.ts';
-import { StorageError } from '../../../server/storage/s3-errors.ts';
+import { StorageError } from '../../../server/storage/storage.ts';
 import type { Storage } from '../../../server/storage/storage.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { S3Storage } from '../../../server/storage/s3.ts';
-import { StorageError } from '../../../server/storage/s3-errors.ts';
+import { StorageError } from '../../../server/storage/storage.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { S3_AVAILABLE, s3Endpoint, s3Settings, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
 import { openDriver, pattern, readAll, source } from './drivers.ts';
