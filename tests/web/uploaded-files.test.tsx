@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import type { FileRecord } from '../../contract/files.ts';
-import { routeCalls, type Handler } from './helpers/api-mock.ts';
+import { ApiError } from '../../src/lib/api-client.ts';
+import { routeCalls, serverError, type Handler } from './helpers/api-mock.ts';
 import { renderApp } from './helpers/render-app.tsx';
 
 const apiCall = vi.hoisted(() => vi.fn());
@@ -127,5 +128,41 @@ describe('/uploaded (spec §2)', () => {
     await user.keyboard('{Escape}');
     expect(screen.queryByRole('alertdialog')).not.toBeInTheDocument();
     expect(apiCall).not.toHaveBeenCalledWith('/api/v1/files/delete', expect.anything());
+  });
+});
+
+describe('/uploaded when no answer comes', () => {
+  const UNREACHABLE = 'The server cannot be reached right now. This list will load by itself as soon as it answers.';
+  const listCalls = () => apiCall.mock.calls.filter(([path]) => path === '/api/v1/files/uploaded').length;
+
+  afterEach(() => vi.useRealTimers());
+
+  it('says the server cannot be reached, not that an error occurred, and loads the list by itself once it answers', async () => {
+    let failures = 2;
+    routeCalls(
+      apiCall,
+      handlers({
+        '/api/v1/files/uploaded': () => {
+          if (failures-- > 0) throw new ApiError('Network Error', { status: 0, fromServer: false });
+          return { success: true, files: FILES, totalImages: 40 };
+        },
+      }),
+    );
+    renderApp('/uploaded');
+    expect(await screen.findByText(UNREACHABLE)).toBeInTheDocument();
+    expect(screen.queryByText(/internal error/)).not.toBeInTheDocument();
+    // Tried again after 1 s, failed, then after 2 s more: the list arrives with no reload.
+    expect(await screen.findByText('orig-a.png', {}, { timeout: 5_000 })).toBeInTheDocument();
+    expect(screen.queryByText(UNREACHABLE)).not.toBeInTheDocument();
+    expect(listCalls()).toBe(3);
+  });
+
+  it('shows an answer that refuses as an error and does not ask again by itself', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    routeCalls(apiCall, handlers({ '/api/v1/files/uploaded': () => { throw serverError(500, 'The database is not answering'); } }));
+    renderApp('/uploaded');
+    expect(await screen.findByText('Error: The database is not answering')).toBeInTheDocument();
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(listCalls()).toBe(1);
   });
 });

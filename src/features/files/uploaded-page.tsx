@@ -4,13 +4,14 @@ import { FileSortSelect, type FileSortValue } from '../../components/file-sort-s
 import { CopyLink } from '../../components/copy-link.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { Pagination } from '../../components/pagination.tsx';
-import { call, errorMessage } from '../../lib/api-client.ts';
+import { call, errorMessage, toApiError } from '../../lib/api-client.ts';
 import { shareLink } from '../../lib/clipboard.ts';
 import { PAGE_SIZE_FILES } from '../../lib/constants.ts';
 import { formatDate, formatFileSize } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
+import { useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
 import { Link } from 'react-router-dom';
 import { FileThumb } from '../../components/file-thumb.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
@@ -20,6 +21,8 @@ import './files.css';
 import { Banner } from '../../components/banner.tsx';
 
 export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
+const MSG_OFFLINE = 'You are offline and this list has not been saved on this device yet. It will load by itself when you are back online.';
+const MSG_UNREACHABLE = 'The server cannot be reached right now. This list will load by itself as soon as it answers.';
 
 
 /** Spec §2 /uploaded: the user's own files, 6 per page. */
@@ -37,6 +40,8 @@ export function UploadedPage() {
   const [playing, setPlaying] = useState<string | null>(null);
   const nameFilter = useDebounced(name);
 
+  // The list tries again by itself after a failure that never reached the server.
+  const retry = useRetryUnreachable(() => void load());
   const load = useCallback(async () => {
     setLoading(true);
     try {
@@ -49,16 +54,20 @@ export function UploadedPage() {
       setFiles(res.files);
       setTotal(res.totalImages);
       setError('');
+      retry.settled();
     } catch (err) {
-      if (!navigator.onLine) {
-        // Issue 11 item 5: offline with no saved copy of this list: say so, and load it when back.
-        setError('You are offline and this list has not been saved on this device yet. It will load by itself when you are back online.');
-        window.addEventListener('online', () => void load(), { once: true });
-      } else setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+      if (toApiError(err).status !== 0) {
+        retry.settled();
+        setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+      } else {
+        // Issue 11 item 5: no answer and no saved copy of this list: say why, and load it when back.
+        setError(navigator.onLine ? MSG_UNREACHABLE : MSG_OFFLINE);
+        retry.schedule();
+      }
     } finally {
       setLoading(false);
     }
-  }, [page, nameFilter, sort]);
+  }, [page, nameFilter, sort, retry]);
 
   useEffect(() => {
     void load();
