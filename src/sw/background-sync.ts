@@ -42,20 +42,32 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     },
     chunkSize: auth.chunkSize || CHUNK_SIZE,
   });
-  const states = (items: UploadItem[]) => new Map(items.map((item) => [item.id, { state: item.state }]));
-  let seen = states(await queue.list());
+  // What each upload was when last seen, woken by every change of the queue rather than a 2 s
+  // poll alone. Entries are never dropped: the list holds only the uploads of whoever the store
+  // names as signed in, which a page opening mid-sync rewrites, and an upload missing from one
+  // listing must still be announced when it shows up done.
+  const seen = new Map<string, Pick<UploadItem, 'state'>>();
+  const remember = (items: UploadItem[]) => items.forEach((item) => seen.set(item.id, { state: item.state }));
+  remember(await queue.list());
+  let changed = () => {};
+  const unsubscribe = queue.subscribe(() => changed());
   queue.start();
   const deadline = Date.now() + SYNC_BUDGET_MS;
   let pending = true;
   while (Date.now() < deadline) {
+    const woken = new Promise<void>((resolve) => {
+      changed = resolve;
+      setTimeout(resolve, 2000);
+    });
     const items = await queue.list();
     // No page is open to tell the user: the service worker announces what it finished.
     for (const item of newlyFinished(seen, items)) await announce(scope, item);
-    seen = states(items);
+    remember(items);
     pending = items.some((item) => isPending(item) && item.state !== 'paused' && item.state !== 'interrupted');
     if (!pending) break;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await woken;
   }
+  unsubscribe();
   await queue.close();
   channel.close();
   store.close();
@@ -63,8 +75,9 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
 }
 
 async function announce(scope: ServiceWorkerGlobalScope, item: UploadItem): Promise<void> {
-  if (Notification.permission !== 'granted') return;
   const { title, options } = finishedNotice(item);
+  // No look at Notification.permission first: showNotification refuses by itself without it, and
+  // a worker started before the user allowed notifications may still read the old answer.
   // A refused notification changes nothing about the upload.
   await scope.registration.showNotification(title, options).catch(() => undefined);
 }
