@@ -320,9 +320,14 @@ describe('the installable app', () => {
       const summary = proxy.uploads.map((u) => `${u.fields.chunkIndex}@${u.fields.chunkOffset ?? 0}+${u.fileBytes}${u.cut ? ' cut' : ''}`).join(', ');
       console.log(`170 MB upload requests: ${summary}`);
       // The multipart parser cannot tell the last bytes of a cut body from the start of the
-      // closing boundary, so it may keep up to that many fewer bytes than were forwarded; those
-      // bytes were never stored and are rightly sent again.
+      // closing boundary, so it may keep up to that many fewer bytes than were forwarded; and
+      // what still sat in the request's and the parser's buffers when the connection ended
+      // (256 KiB each, server/modules/files/upload.routes.ts, plus a 64 KiB socket read past
+      // each) is dropped with them: a busy server, reading behind its disk, holds that much
+      // there (up to 491 KiB seen with four suites at once on 2 cores). Those bytes were never
+      // stored and are rightly sent again.
       const boundaryPrefix = Buffer.byteLength(`\r\n--${'-'.repeat(70)}`);
+      const heldInMemory = 2 * (256 + 64) * 1024;
       let notStored = 0;
       for (const chunkIndex of ['1', '2']) {
         const cut = proxy.uploads.find((u) => u.fields.chunkIndex === chunkIndex && u.cut);
@@ -334,7 +339,7 @@ describe('the installable app', () => {
         // …and the server held on to all but the ambiguous tail of what reached it.
         const lost = cut!.fileBytes - stored!;
         expect(lost, summary).toBeGreaterThanOrEqual(0);
-        expect(lost, summary).toBeLessThan(boundaryPrefix);
+        expect(lost, summary).toBeLessThan(boundaryPrefix + heldInMemory);
         notStored += lost;
       }
       // So the server received every byte once, plus only the few it could not keep.

@@ -27,7 +27,8 @@ export async function registerUploadRoute(app: FastifyInstance, deps: Deps): Pro
     throwFileSizeLimit: false,
     // Issue 9: hand the file part on in pieces of up to 256 KiB rather than the 16 KiB default,
     // so an 80 MB chunk costs a few hundred stream hops instead of thousands, while an upload
-    // waiting on its disk holds little (each buffer is held once per running upload).
+    // waiting on its disk holds little (each buffer is held once per running upload). What they
+    // hold when a connection drops is not stored: tests/e2e/pwa.e2e.ts bounds a cut by them.
     fileHwm: 256 * 1024,
     highWaterMark: 256 * 1024,
   });
