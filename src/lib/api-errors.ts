@@ -56,6 +56,11 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError(err instanceof Error ? err.message : String(err), { status: 0, fromServer: false });
 }
 
+/** A call that got no answer at all (offline, refused, dropped): worth trying again by itself. */
+export function isNoAnswer(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 0 && !err.fromServer;
+}
+
 /** The text to show for a failure: the server's own words when it gave some, else the spec's fallback. */
 export function errorMessage(err: unknown, fallback: string): string {
   const e = toApiError(err);

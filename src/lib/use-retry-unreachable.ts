@@ -1,7 +1,25 @@
 import { useCallback, useEffect, useMemo, useRef } from 'react';
+import { errorMessage, isNoAnswer } from './api-errors.ts';
 
 const FIRST_PAUSE_MS = 1_000;
 const LONGEST_PAUSE_MS = 30_000;
+
+/**
+ * What a screen says while its data has no answer and is being tried again (`what`: "this list",
+ * "this page"): offline, or online with the server not answering. Never "an error occurred":
+ * nothing failed that the user could act on, and it comes by itself.
+ */
+export function noAnswerText(what: string, online = navigator.onLine): string {
+  const What = what.charAt(0).toUpperCase() + what.slice(1);
+  return online
+    ? `The server cannot be reached right now. ${What} will load by itself as soon as it answers.`
+    : `You are offline and ${what} has not been saved on this device yet. It will load by itself when you are back online.`;
+}
+
+/** The banner for a failed read: no answer (see noAnswerText), or spec §8's 'Error: ...'. */
+export function loadFailureText(err: unknown, what: string, fallback = 'An internal error occurred.'): string {
+  return isNoAnswer(err) ? noAnswerText(what) : `Error: ${errorMessage(err, fallback)}`;
+}
 
 /**
  * Tries a read again after it failed without reaching the server: at once on the `online`
@@ -10,9 +28,10 @@ const LONGEST_PAUSE_MS = 30_000;
  * network comes up, or while the service worker still sees it down, and a page that waited
  * for that one request would say "offline" or show an error until reloaded.
  *
- * `schedule()` after such a failure, `settled()` after an answer; leaving the page stops it.
+ * `after(err)` when a read failed (it schedules only when no answer came), `settled()` after an
+ * answer; leaving the page stops it.
  */
-export function useRetryUnreachable(retry: () => void): { schedule: () => void; settled: () => void } {
+export function useRetryUnreachable(retry: () => void): { after: (err: unknown) => void; settled: () => void } {
   const latest = useRef(retry);
   latest.current = retry;
   const pending = useRef<{ timer?: number; onOnline?: () => void; attempt: number }>({ attempt: 0 });
@@ -46,6 +65,8 @@ export function useRetryUnreachable(retry: () => void): { schedule: () => void; 
     pending.current.attempt = 0;
   }, [cancel]);
 
+  const after = useCallback((err: unknown) => (isNoAnswer(err) ? schedule() : settled()), [schedule, settled]);
+
   useEffect(() => cancel, [cancel]);
-  return useMemo(() => ({ schedule, settled }), [schedule, settled]);
+  return useMemo(() => ({ after, settled }), [after, settled]);
 }

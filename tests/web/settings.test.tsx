@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { buildSharexConfig } from '../../src/features/settings/sharex.ts';
+import { ApiError } from '../../src/lib/api-client.ts';
 import { routeCalls, serverError, type Handler } from './helpers/api-mock.ts';
 import { renderApp } from './helpers/render-app.tsx';
 
@@ -151,5 +152,32 @@ describe('invite keys and stats', () => {
     expect(await screen.findByText('INV-XYZ')).toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: 'Generate invite key' }));
     await waitFor(() => expect(screen.getByText('You have reached your weekly invite limit.')).toBeInTheDocument());
+  });
+});
+
+describe('/settings with no answer', () => {
+  it('says the server cannot be reached for the keys and the stats, and fills both in by itself once it answers', async () => {
+    let keysFailures = 1;
+    let statsFailures = 1;
+    const noAnswer = () => new ApiError('Network Error', { status: 0, fromServer: false });
+    routeCalls(
+      apiCall,
+      settingsHandlers({
+        '/api/v1/auth/apikeys': () => {
+          if (keysFailures-- > 0) throw noAnswer();
+          return { success: true, apiKeys: [] };
+        },
+        '/api/v1/utils/userstats': () => {
+          if (statsFailures-- > 0) throw noAnswer();
+          return { success: true, stats: { totalFilesUploaded: 1234, totalStorageUsed: 2_147_483_648 } };
+        },
+      }),
+    );
+    renderApp('/settings');
+    expect(await screen.findByText('The server cannot be reached right now. This list will load by itself as soon as it answers.')).toBeInTheDocument();
+    expect(screen.getByText('The server cannot be reached right now. This section will load by itself as soon as it answers.')).toBeInTheDocument();
+    expect(screen.queryByText(/internal error/)).toBeNull();
+    expect(await screen.findByText('1,234', {}, { timeout: 5_000 })).toBeInTheDocument();
+    await waitFor(() => expect(screen.queryByText(/cannot be reached/)).toBeNull());
   });
 });

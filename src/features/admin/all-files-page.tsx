@@ -15,7 +15,7 @@ import { FilterFold } from '../../components/filter-fold.tsx';
 import { ErrorBanner } from './error-banner.tsx';
 import { useDebounced } from './use-debounced.ts';
 import { useLoader } from './use-loader.ts';
-import { FILES_PAGE_SIZE, GENERAL_FAILURE, type AdminFileRow } from './admin-types.ts';
+import { FILES_PAGE_SIZE, type AdminFileRow } from './admin-types.ts';
 
 /** Spec §6 / §8 and design §5: the admin file list's answer to a caller who may not see it. */
 export const NOT_AUTHORIZED = 'You are not authorized to access this resource.';
@@ -97,7 +97,7 @@ export function AllFilesPage() {
       </form>
       </FilterFold>
 
-      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={error} />
 
       {data && (
         <p className="admin-count" aria-live="polite">

@@ -1,6 +1,12 @@
 import { Banner } from '../../components/banner.tsx';
+import { loadFailureText } from '../../lib/use-retry-unreachable.ts';
+import { GENERAL_FAILURE } from './admin-types.ts';
 
-/** Spec §8: server errors show in a red banner 'Error: ...'. */
-export function ErrorBanner({ message }: { message: string | null }) {
-  return <Banner kind="error" text={message && `Error: ${message}`} />;
+/**
+ * A screen's load failure. Spec §8: server errors show in a red banner 'Error: ...'. No answer
+ * at all is no error of the server's: it says so, and useLoader tries again by itself.
+ */
+export function ErrorBanner({ error }: { error: unknown }) {
+  if (!error) return null;
+  return <Banner kind="error" text={loadFailureText(error, 'this page', GENERAL_FAILURE)} />;
 }

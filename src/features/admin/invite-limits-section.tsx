@@ -68,7 +68,7 @@ export function InviteLimitsSection() {
   return (
     <section className="card admin-section" aria-labelledby="limits-title">
       <h2 id="limits-title">Weekly invite limit per role</h2>
-      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={error} />
       {data?.roles.map((r) => <RoleLimitForm key={`${r._id}-${r.invites_allowed}`} role={r} onSaved={reload} />)}
     </section>
   );

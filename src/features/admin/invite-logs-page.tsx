@@ -92,7 +92,7 @@ export function InviteLogsPage() {
       </form>
       </FilterFold>
 
-      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={error} />
 
       {data && (
         <p className="admin-count" aria-live="polite">

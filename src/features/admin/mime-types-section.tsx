@@ -57,7 +57,7 @@ export function MimeTypesSection() {
   return (
     <section className="card admin-section" aria-labelledby="mime-title">
       <h2 id="mime-title">Allowed MIME types</h2>
-      <ErrorBanner message={loaded.error ? errorMessage(loaded.error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={loaded.error} />
       <form className="admin-inline-form" onSubmit={(e) => void add(e)} noValidate>
         <label htmlFor="mime-input">Add MIME types (comma-separated)</label>
         <input

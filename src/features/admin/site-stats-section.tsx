@@ -1,11 +1,10 @@
 import { useCallback } from 'react';
-import { call, errorMessage } from '../../lib/api-client.ts';
+import { call } from '../../lib/api-client.ts';
 import { formatBytes } from '../../lib/format.ts';
 import type { adminAllStats } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
 import { StatsChart } from './stats-chart.tsx';
 import { useLoader } from './use-loader.ts';
-import { GENERAL_FAILURE } from './admin-types.ts';
 
 export function SiteStatsSection() {
   const load = useCallback(() => call<typeof adminAllStats>('/api/v1/admin/get/allstats', {}), []);
@@ -14,7 +13,7 @@ export function SiteStatsSection() {
   return (
     <section className="card admin-section" aria-labelledby="stats-title">
       <h2 id="stats-title">Site statistics</h2>
-      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={error} />
       {stats && (
         <>
           <dl className="admin-totals">

@@ -40,7 +40,7 @@ export function SiteSwitches() {
   return (
     <section className="card admin-section" aria-labelledby="switches-title">
       <h2 id="switches-title">Switches</h2>
-      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={error} />
       {SWITCHES.map((s) => {
         const checked = pending[s.name] ?? data?.settings[s.name] ?? false;
         return (

@@ -102,7 +102,7 @@ export function UploadLimitsSection() {
   return (
     <section className="card admin-section" aria-labelledby="upload-limits-title">
       <h2 id="upload-limits-title">Upload limits</h2>
-      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={error} />
       {limits && (
         <>
           {LIMITS.map((l) => (

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { call, errorMessage } from '../../lib/api-client.ts';
+import { call } from '../../lib/api-client.ts';
 import { formatDate } from '../../lib/format.ts';
 import { useSession } from '../../lib/session.tsx';
 import { Pagination } from '../../components/pagination.tsx';
@@ -12,7 +12,7 @@ import { useDebounced } from './use-debounced.ts';
 import { useLoader } from './use-loader.ts';
 import { RoleSelect, UserActions } from './user-actions.tsx';
 import { UserEditForm } from './user-edit-form.tsx';
-import { ASSIGNABLE_ROLES, GENERAL_FAILURE, USERS_PAGE_SIZE, type AdminUserRow } from './admin-types.ts';
+import { ASSIGNABLE_ROLES, USERS_PAGE_SIZE, type AdminUserRow } from './admin-types.ts';
 
 type Sort = 'time_created_desc' | 'time_created_asc' | 'role';
 type RoleFilter = '' | (typeof ASSIGNABLE_ROLES)[number];
@@ -123,7 +123,7 @@ export function UsersPage() {
       </form>
       </FilterFold>
 
-      <ErrorBanner message={error ? errorMessage(error, GENERAL_FAILURE) : null} />
+      <ErrorBanner error={error} />
 
       {editing && (
         <UserEditForm

@@ -4,14 +4,14 @@ import { FileSortSelect, type FileSortValue } from '../../components/file-sort-s
 import { CopyLink } from '../../components/copy-link.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { Pagination } from '../../components/pagination.tsx';
-import { call, errorMessage, toApiError } from '../../lib/api-client.ts';
+import { call, errorMessage } from '../../lib/api-client.ts';
 import { shareLink } from '../../lib/clipboard.ts';
 import { PAGE_SIZE_FILES } from '../../lib/constants.ts';
 import { formatDate, formatFileSize } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
-import { useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
+import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
 import { Link } from 'react-router-dom';
 import { FileThumb } from '../../components/file-thumb.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
@@ -21,8 +21,6 @@ import './files.css';
 import { Banner } from '../../components/banner.tsx';
 
 export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
-const MSG_OFFLINE = 'You are offline and this list has not been saved on this device yet. It will load by itself when you are back online.';
-const MSG_UNREACHABLE = 'The server cannot be reached right now. This list will load by itself as soon as it answers.';
 
 
 /** Spec §2 /uploaded: the user's own files, 6 per page. */
@@ -56,14 +54,9 @@ export function UploadedPage() {
       setError('');
       retry.settled();
     } catch (err) {
-      if (toApiError(err).status !== 0) {
-        retry.settled();
-        setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
-      } else {
-        // Issue 11 item 5: no answer and no saved copy of this list: say why, and load it when back.
-        setError(navigator.onLine ? MSG_UNREACHABLE : MSG_OFFLINE);
-        retry.schedule();
-      }
+      // Issue 11 item 5: no answer and no saved copy of this list: say why, and load it when back.
+      setError(loadFailureText(err, 'this list'));
+      retry.after(err);
     } finally {
       setLoading(false);
     }

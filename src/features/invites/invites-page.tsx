@@ -6,6 +6,7 @@ import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { Pagination } from '../../components/pagination.tsx';
 import { ResponsiveTable } from '../../components/responsive-table.tsx';
 import { call, errorMessage } from '../../lib/api-client.ts';
+import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
 import { PAGE_SIZE_INVITES } from '../../lib/constants.ts';
 import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -28,6 +29,8 @@ export function InvitesPage() {
   const [loaded, setLoaded] = useState(false);
   const claimedByFilter = useDebounced(claimedBy);
 
+  // A read that got no answer is tried again by itself (offline, the server unreachable).
+  const retry = useRetryUnreachable(() => void load());
   const load = useCallback(async () => {
     try {
       const res = await call<typeof manageInvites>('/api/v1/manage/invites', {
@@ -39,10 +42,12 @@ export function InvitesPage() {
       setTotalPages(Math.max(1, res.totalPages));
       setError('');
       setLoaded(true);
+      retry.settled();
     } catch (err) {
-      setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+      setError(loadFailureText(err, 'this list'));
+      retry.after(err);
     }
-  }, [page, claimed, claimedByFilter]);
+  }, [page, claimed, claimedByFilter, retry]);
 
   useEffect(() => {
     void load();

@@ -5,6 +5,7 @@ import { CopyLink } from '../../components/copy-link.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { MSG_NO_API_KEY, buildSharexConfig, downloadSharexConfig, sharexFileName } from './sharex.ts';
 import { Banner } from '../../components/banner.tsx';
@@ -23,15 +24,19 @@ export function ApiKeysSection() {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
 
+  // A read that got no answer is tried again by itself (offline, the server unreachable).
+  const retry = useRetryUnreachable(() => void load());
   const load = useCallback(async () => {
     try {
       const res = await call<typeof authApiKeys>('/api/v1/auth/apikeys', {});
       setKeys(res.apiKeys);
       setError('');
+      retry.settled();
     } catch (err) {
-      setError(`Error: ${errorMessage(err, 'An internal error occurred.')}`);
+      setError(loadFailureText(err, 'this list'));
+      retry.after(err);
     }
-  }, []);
+  }, [retry]);
 
   useEffect(() => {
     void load();

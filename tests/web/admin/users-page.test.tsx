@@ -123,3 +123,34 @@ describe('admin users screen', () => {
     );
   });
 });
+
+describe('admin users screen with no answer', () => {
+  it('says the server cannot be reached and fills in by itself once it answers', async () => {
+    let failures = 1;
+    const server = serve({
+      '/api/v1/admin/get/users': () => {
+        if (failures-- > 0) throw refusal(0, 'Network Error', false);
+        return { success: true, users, totalPages: 1, totalUsers: users.length };
+      },
+    });
+    renderAdmin('/admin/users', ADMIN);
+    expect(await screen.findByText(/The server cannot be reached right now\. This page will load by itself/)).toBeInTheDocument();
+    expect(screen.queryByText(/internal error|^Error:/)).toBeNull();
+    expect(await screen.findByRole('combobox', { name: 'Role of bob' }, { timeout: 5_000 })).toBeInTheDocument();
+    expect(screen.queryByText(/cannot be reached/)).toBeNull();
+    expect(server.calls.filter((c) => c.path === '/api/v1/admin/get/users')).toHaveLength(2);
+  });
+
+  it('shows a refusal with the server words and does not ask again by itself', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      const server = serve({ '/api/v1/admin/get/users': () => { throw refusal(500, 'The database is not answering'); } });
+      renderAdmin('/admin/users', ADMIN);
+      expect(await screen.findByText('Error: The database is not answering')).toBeInTheDocument();
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(server.calls.filter((c) => c.path === '/api/v1/admin/get/users')).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
