@@ -4,7 +4,7 @@ import { ApiError, serverText, toApiError } from './api-errors.ts';
 import { getRuntimeConfig } from './runtime-config.ts';
 import { getToken } from './token.ts';
 
-export { ApiError, errorMessage, isNoAnswer, serverText, toApiError } from './api-errors.ts';
+export { ApiError, errorMessage, serverText, toApiError } from './api-errors.ts';
 
 // Spec §9: default request timeout 0 (none); a timeout still surfaces as ECONNABORTED if one is set per call.
 const http = axios.create({ timeout: 0, headers: { 'content-type': 'application/json' } });

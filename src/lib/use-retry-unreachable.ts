@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useMemo, useRef } from 'react';
+import { backoffDelay, type BackoffOptions } from '../upload/queue/backoff.ts';
 import { errorMessage, isNoAnswer } from './api-errors.ts';
 
-const FIRST_PAUSE_MS = 1_000;
-const LONGEST_PAUSE_MS = 30_000;
+const PAUSES: BackoffOptions = { baseMs: 1_000, maxMs: 30_000 };
+/** No jitter: one screen asking again, not a fleet of uploaders coming back at once. */
+const NO_JITTER = () => 1;
 
 /**
  * What a screen says while its data has no answer and is being tried again (`what`: "this list",
@@ -55,7 +57,7 @@ export function useRetryUnreachable(retry: () => void): { after: (err: unknown) 
     window.addEventListener('online', fire);
     // Offline, only the `online` event can help; timers would spin for nothing.
     if (navigator.onLine) {
-      p.timer = window.setTimeout(fire, Math.min(LONGEST_PAUSE_MS, FIRST_PAUSE_MS * 2 ** p.attempt));
+      p.timer = window.setTimeout(fire, backoffDelay(p.attempt, PAUSES, NO_JITTER));
       p.attempt += 1;
     }
   }, [cancel]);

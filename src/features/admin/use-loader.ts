@@ -49,4 +49,3 @@ export function useLoader<T>(load: () => Promise<T>): Loaded<T> {
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data, error, loading, reload };
 }
-
