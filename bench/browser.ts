@@ -6,6 +6,7 @@ import { CHUNK_SIZE } from '../contract/files.ts';
 import { makeSource, stashUpload } from './ingest-download.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
+import { canMeasureCpu, cpuOfProgram, cpuSummary, endedChildrenCpu, processCpu } from './cpu-time.ts';
 import { interleave, rateSummary, ratio, MB, type Row } from './stats.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -102,6 +103,9 @@ export async function browser(): Promise<Row[]> {
 
     const page = await context.newPage();
     let n = 0;
+    // CPU seconds of each run, by who spent them: on two cores the client's share is the
+    // server's loss (bench/README.md, "Browser upload").
+    const cpu = { chromium: [] as number[], curl: [] as number[], serverForBrowser: [] as number[], serverForCurl: [] as number[] };
     const up = await interleave(
       {
         browser: async () => {
@@ -109,24 +113,32 @@ export async function browser(): Promise<Row[]> {
           const name = `browser-${n++}.bin`;
           const file = path.join(source.dir, name);
           fs.linkSync(source.whole, file);
+          const [chromium0, server0] = [cpuOfProgram('chromium'), processCpu(server.pid)];
           const t0 = performance.now();
           await page.getByLabel('Choose files to upload').setInputFiles(file);
           await waitForListed(server, token, name);
-          return UPLOAD / MB / ((performance.now() - t0) / 1000);
+          const rate = UPLOAD / MB / ((performance.now() - t0) / 1000);
+          cpu.chromium.push(cpuOfProgram('chromium') - chromium0);
+          cpu.serverForBrowser.push(processCpu(server.pid) - server0);
+          return rate;
         },
         curl: async () => {
+          const [curl0, server0] = [endedChildrenCpu(), processCpu(server.pid)];
           const t0 = performance.now();
           await stashUpload(server, token, source, `curl-${n++}.bin`);
-          return UPLOAD / MB / ((performance.now() - t0) / 1000);
+          const rate = UPLOAD / MB / ((performance.now() - t0) / 1000);
+          cpu.curl.push(endedChildrenCpu() - curl0);
+          cpu.serverForCurl.push(processCpu(server.pid) - server0);
+          return rate;
         },
       },
       options.quick ? 1 : 2,
     );
     rows.push({
       benchmark: `upload ${(UPLOAD / MB).toFixed(0)} MiB through the web app in Chromium (pick → listed)`,
-      stash: rateSummary(up.browser!),
+      stash: `${rateSummary(up.browser!)}${canMeasureCpu ? `; CPU ${cpuSummary(cpu.chromium)} Chromium + ${cpuSummary(cpu.serverForBrowser)} server` : ''}`,
       baselineName: 'curl, same bytes and API',
-      baseline: rateSummary(up.curl!),
+      baseline: `${rateSummary(up.curl!)}${canMeasureCpu ? `; CPU ${cpuSummary(cpu.curl)} curl + ${cpuSummary(cpu.serverForCurl)} server` : ''}`,
       ratio: ratio(up.browser!, up.curl!),
     });
 
