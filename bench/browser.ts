@@ -6,7 +6,7 @@ import { CHUNK_SIZE } from '../contract/files.ts';
 import { makeSource, stashUpload } from './ingest-download.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
-import { canMeasureCpu, cpuOfProgram, cpuSummary, endedChildrenCpu, processCpu } from './cpu-time.ts';
+import { canMeasureCpu, cpuOfProgram, cpuSummary, endedChildrenCpu, processCpu, withCpu } from './cpu-time.ts';
 import { interleave, rateSummary, ratio, MB, type Row } from './stats.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -113,24 +113,31 @@ export async function browser(): Promise<Row[]> {
           const name = `browser-${n++}.bin`;
           const file = path.join(source.dir, name);
           fs.linkSync(source.whole, file);
-          const [chromium0, server0] = [cpuOfProgram('chromium'), processCpu(server.pid)];
-          const t0 = performance.now();
-          await page.getByLabel('Choose files to upload').setInputFiles(file);
-          await waitForListed(server, token, name);
-          const rate = UPLOAD / MB / ((performance.now() - t0) / 1000);
-          cpu.chromium.push(cpuOfProgram('chromium') - chromium0);
-          cpu.serverForBrowser.push(processCpu(server.pid) - server0);
-          return rate;
+          return withCpu(
+            [
+              [cpu.chromium, () => cpuOfProgram('chromium')],
+              [cpu.serverForBrowser, () => processCpu(server.pid)],
+            ],
+            async () => {
+              const t0 = performance.now();
+              await page.getByLabel('Choose files to upload').setInputFiles(file);
+              await waitForListed(server, token, name);
+              return UPLOAD / MB / ((performance.now() - t0) / 1000);
+            },
+          );
         },
-        curl: async () => {
-          const [curl0, server0] = [endedChildrenCpu(), processCpu(server.pid)];
-          const t0 = performance.now();
-          await stashUpload(server, token, source, `curl-${n++}.bin`);
-          const rate = UPLOAD / MB / ((performance.now() - t0) / 1000);
-          cpu.curl.push(endedChildrenCpu() - curl0);
-          cpu.serverForCurl.push(processCpu(server.pid) - server0);
-          return rate;
-        },
+        curl: () =>
+          withCpu(
+            [
+              [cpu.curl, endedChildrenCpu],
+              [cpu.serverForCurl, () => processCpu(server.pid)],
+            ],
+            async () => {
+              const t0 = performance.now();
+              await stashUpload(server, token, source, `curl-${n++}.bin`);
+              return UPLOAD / MB / ((performance.now() - t0) / 1000);
+            },
+          ),
       },
       options.quick ? 1 : 2,
     );

@@ -50,6 +50,18 @@ export function endedChildrenCpu(): number {
   return ticksOf(fs.readFileSync('/proc/self/stat', 'utf8')).children * TICK_SECONDS;
 }
 
+/**
+ * Runs `run` and adds to each meter's samples the CPU seconds its reading grew by meanwhile.
+ * Where /proc is missing nothing is read and the samples stay empty (rows then leave CPU out).
+ */
+export async function withCpu<T>(meters: [samples: number[], read: () => number][], run: () => Promise<T>): Promise<T> {
+  if (!canMeasureCpu) return run();
+  const before = meters.map(([, read]) => read());
+  const result = await run();
+  meters.forEach(([samples, read], i) => samples.push(read() - before[i]!));
+  return result;
+}
+
 /** The median of a contender's CPU seconds, as a row shows it. */
 export function cpuSummary(samples: number[]): string {
   return `${median(samples).toFixed(1)} s`;

@@ -9,7 +9,7 @@ import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { startS3Bench } from './s3-store.ts';
 import { chunkBytes } from './upload-client.ts';
-import { canMeasureCpu, cpuSummary, endedChildrenCpu, processCpu } from './cpu-time.ts';
+import { canMeasureCpu, cpuSummary, endedChildrenCpu, processCpu, withCpu } from './cpu-time.ts';
 import { interleave, median, ms, rateSummary, ratio, timeSummary, MB, type Row } from './stats.ts';
 
 const SIZE = options.quick ? 3 * CHUNK_SIZE : 1024 * MB;
@@ -81,14 +81,6 @@ export async function tusUpload(tusUrl: string, src: Source): Promise<void> {
 
 const mibps = (bytes: number, t0: number) => bytes / MB / ((performance.now() - t0) / 1000);
 
-/** Runs `run`, adding to `samples` the CPU seconds `measure` counted meanwhile. */
-async function withCpu(samples: number[], measure: () => number, run: () => Promise<number>): Promise<number> {
-  const before = measure();
-  const rate = await run();
-  samples.push(measure() - before);
-  return rate;
-}
-
 async function timeGet(url: string, range?: string): Promise<number> {
   const out = await curl(['-o', '/dev/null', '-w', '%{time_total}', ...(range ? ['-r', range] : []), url]);
   return Number(out) * 1000;
@@ -143,15 +135,15 @@ export async function ingestAndDownload(): Promise<Row[]> {
     const cpu = { stash: [] as number[], tus: [] as number[], dd: [] as number[] };
     const ingest = await interleave(
       {
-        stash: () => withCpu(cpu.stash, () => processCpu(server.pid), local.run),
+        stash: () => withCpu([[cpu.stash, () => processCpu(server.pid)]], local.run),
         ...(s3Ingest ? { s3: s3Ingest.run } : {}),
-        dd: () => withCpu(cpu.dd, endedChildrenCpu, async () => {
+        dd: () => withCpu([[cpu.dd, endedChildrenCpu]], async () => {
           const t0 = performance.now();
           const r = spawnSync('dd', [`if=${src.whole}`, `of=${path.join(work, 'dd.bin')}`, 'bs=8M', 'conv=fdatasync'], { stdio: 'ignore' });
           if (r.status !== 0) throw new Error('dd failed');
           return mibps(SIZE, t0);
         }),
-        tus: () => withCpu(cpu.tus, () => processCpu(tus.pid), async () => {
+        tus: () => withCpu([[cpu.tus, () => processCpu(tus.pid)]], async () => {
           const t0 = performance.now();
           await tusUpload(tus.url, src);
           const rate = mibps(SIZE, t0);
