@@ -29,7 +29,7 @@ export const SERVER_ENTRY = path.join('dist-server', 'server', 'main.mjs');
  * V8's adaptive 1.1-4 x: V8 counts ArrayBuffers allocated since the last full collection against
  * that limit, so with socket buffers streaming through, a heap of ~23 MiB live whose limit had
  * shrunk to 35 MiB ran a full collection every ~60 ms (16 a second during 8 uploads at once;
- * V8's threads 2-5 s of CPU per 8 GiB). With 3 x: 0.5 s, and the 8 uploads finish ~18 % sooner
+ * V8's threads 2-5 s of CPU per 8 GiB). With 3 x: 0.5 s, and the 8 uploads finish ~16 % sooner
  * at the same idle and peak memory (bench/README.md).
  */
 export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4', '--heap-growing-percent=200'];
