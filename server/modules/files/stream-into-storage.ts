@@ -3,6 +3,7 @@ import type { Storage } from '../../storage/storage.ts';
 import { PartialWriteError } from '../../storage/storage.ts';
 import type { HttpError } from '../../http/errors.ts';
 import { OffThreadSha256 } from '../../lib/sha256-off-thread.ts';
+import { piecesOf } from '../../lib/stream-pieces.ts';
 
 export interface WriteOutcome {
   /** Bytes of `source` stored (all of them unless `error` is set). */
@@ -46,8 +47,7 @@ async function hashAndStore(storage: Storage, key: string, offset: number, sourc
   // A generator, not a piped Transform: nothing is read from `source` before storage starts
   // consuming, so an early limit error can never fire while nobody listens.
   async function* metered(): AsyncGenerator<Buffer> {
-    for await (const piece of source) {
-      const buf = piece as Buffer;
+    for await (const buf of piecesOf(source)) {
       seen += buf.length;
       stopped = options.limit?.(seen) ?? null;
       if (stopped) throw stopped;
