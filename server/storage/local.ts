@@ -14,6 +14,8 @@ const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
  * fewer event-loop turns.
  */
 const READ_SIZE = 1024 * 1024;
+/** Paths kept by servedPath(): as many as the files host keeps metadata for (files-host/file-meta-cache.ts), ~100 bytes each. */
+const SERVED_PATHS = 10_000;
 
 /**
  * Local disk under DATA_DIR: unfinished objects in `partial/`, stored ones in `files/xx/`
@@ -26,6 +28,7 @@ export class LocalStorage implements Storage {
   private readonly partialDir: string;
   private readonly filesDir: string;
   private readonly progressRoot: string;
+  private readonly servedPaths = new Map<string, Buffer>();
 
   constructor(root: string) {
     this.partialDir = path.join(root, 'partial');
@@ -41,6 +44,22 @@ export class LocalStorage implements Storage {
 
   private storedPath(key: string): string {
     return path.join(this.filesDir, checkKey(key).slice(0, 2), key);
+  }
+
+  /**
+   * storedPath() as the bytes the kernel is given, kept for the objects served lately: the files
+   * host opens or stats one on every request (issue 9), and joining, checking and encoding the
+   * path each time cost more than the stat itself (perf, 4 kB requests: 6 % of the event loop
+   * against 5 % for the system call). A key's path never changes, so nothing needs invalidating.
+   */
+  private servedPath(key: string): Buffer {
+    let known = this.servedPaths.get(key);
+    if (!known) {
+      known = Buffer.from(this.storedPath(key));
+      if (this.servedPaths.size >= SERVED_PATHS) this.servedPaths.delete(this.servedPaths.keys().next().value!);
+      this.servedPaths.set(key, known);
+    }
+    return known;
   }
 
   /** Durable-progress checkpoints of an unfinished object: one small file per write, named by its start offset. */
@@ -159,7 +178,7 @@ export class LocalStorage implements Storage {
     try {
       // A plain descriptor, not a FileHandle: one of those closes itself when collected, under
       // whoever holds the number by then.
-      return fs.openSync(this.storedPath(key), 'r');
+      return fs.openSync(this.servedPath(key), 'r');
     } catch (err) {
       if (isMissing(err)) return null;
       throw unreadable('open', key, err);
@@ -168,7 +187,7 @@ export class LocalStorage implements Storage {
 
   statNow(key: string): { size: number } | null {
     try {
-      const s = fs.statSync(this.storedPath(key), { throwIfNoEntry: false });
+      const s = fs.statSync(this.servedPath(key), { throwIfNoEntry: false });
       return s ? { size: s.size } : null;
     } catch (err) {
       if (isMissing(err)) return null;

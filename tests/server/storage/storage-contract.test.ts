@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PartialWriteError } from '../../../server/storage/storage.ts';
 import { S3_AVAILABLE, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
@@ -163,6 +164,29 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     await expect(readAll(s.read(KEY))).rejects.toThrow();
     await s.delete(KEY);
     expect(await s.stat('contract-never-written')).toBeNull();
+  });
+
+  it('the synchronous look-ups the files host makes on every request see a delete at once, however often the object was served', async () => {
+    const s = await open();
+    // A store that is not files on this machine (S3) offers neither; the files host then awaits stat().
+    if (driver === 's3') {
+      expect([s.statNow, s.openStoredNow]).toEqual([undefined, undefined]);
+      return;
+    }
+    if (!s.statNow || !s.openStoredNow) throw new Error('local disk answers look-ups synchronously');
+    await s.writeAt(KEY, 0, source(pattern(3000)));
+    await s.finalize(KEY, 3000);
+    for (let i = 0; i < 3; i++) {
+      expect(s.statNow(KEY)).toEqual({ size: 3000 });
+      const fd = s.openStoredNow(KEY);
+      expect(fd).not.toBeNull();
+      fs.closeSync(fd!);
+    }
+    await s.delete(KEY);
+    expect(s.statNow(KEY)).toBeNull();
+    expect(s.openStoredNow(KEY)).toBeNull();
+    expect(s.statNow('contract-never-written')).toBeNull();
+    expect(() => s.statNow!('../escape')).toThrow();
   });
 
   it('refuses a key that could become a path', async () => {
