@@ -34,6 +34,25 @@ export const SERVER_ENTRY = path.join('dist-server', 'server', 'main.mjs');
  */
 export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4', '--heap-growing-percent=200'];
 
+/**
+ * Environment of the production server, beside the flags. glibc's malloc serves blocks of 128 KiB
+ * and more from mappings of their own, returned when freed, but by default it raises that bound to
+ * the size of any such block freed (eight uploads at once free 256 KiB hash batches beyond the
+ * spares kept, lib/sha256-off-thread.ts, among others): blocks of that size then came out of the
+ * arenas, where the uploads left them scattered and the process kept the pages. Fixed at 128 KiB, 8 × 1 GiB uploads at once peaked at
+ * 176-179 MiB against 184-199, idle 92-97 against 97-100 MiB, in the same time (bench/README.md).
+ */
+export const SERVER_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
+
+/**
+ * How the compiled server is started, by `npm start` and by the tests and benchmarks that run
+ * it as production does: its flags, and its environment over `env` (where the operator's own
+ * setting of the same variable wins).
+ */
+export function serverLaunch(entry, env) {
+  return { args: [...SERVER_NODE_FLAGS, entry], env: { ...SERVER_ENV, ...env } };
+}
+
 /** True when the compiled entry is missing or older than any source. */
 export function serverBuildIsStale(root, outDir = path.join(root, 'dist-server')) {
   const entry = path.join(outDir, 'server', 'main.mjs');

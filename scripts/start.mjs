@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { buildIsStale, buildWebApp } from './web-build.mjs';
-import { SERVER_ENTRY, SERVER_NODE_FLAGS, buildServer, serverBuildIsStale } from './server-build.mjs';
+import { SERVER_ENTRY, buildServer, serverBuildIsStale, serverLaunch } from './server-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (buildIsStale(root)) {
@@ -16,6 +16,7 @@ if (serverBuildIsStale(root)) {
   console.log('Compiling the server (it is missing or older than its sources)...');
   await buildServer(root);
 }
-const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, path.join(root, SERVER_ENTRY)], { cwd: root, stdio: 'inherit' });
+const launch = serverLaunch(path.join(root, SERVER_ENTRY), process.env);
+const server = spawn(process.execPath, launch.args, { cwd: root, stdio: 'inherit', env: launch.env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

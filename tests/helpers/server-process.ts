@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { SERVER_NODE_FLAGS } from '../../scripts/server-build.mjs';
+import { serverLaunch } from '../../scripts/server-build.mjs';
 
 /**
  * `server/main.ts` as a user runs it, in its own process with real ports: shared by the process
@@ -44,8 +44,9 @@ export function serverEnv(dataDir: string, ports: { site: number; api: number; f
  * of the TypeScript sources through tsx.
  */
 export function spawnServer(env: NodeJS.ProcessEnv, options: { compiled?: string } = {}): ServerProcess {
-  const args = options.compiled ? [...SERVER_NODE_FLAGS, options.compiled] : ['--import', 'tsx', MAIN];
-  const child = spawn(process.execPath, args, { cwd: path.dirname(path.dirname(MAIN)), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // The compiled server starts with the flags and environment `npm start` gives it.
+  const launch = options.compiled ? serverLaunch(options.compiled, env) : { args: ['--import', 'tsx', MAIN], env };
+  const child = spawn(process.execPath, launch.args, { cwd: path.dirname(path.dirname(MAIN)), env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.ts';
 import { serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { sendMultipart } from '../../helpers/upload.ts';
-import { SERVER_ENTRY, buildServer, serverBuildIsStale } from '../../../scripts/server-build.mjs';
+import { SERVER_ENTRY, SERVER_ENV, SERVER_NODE_FLAGS, buildServer, serverBuildIsStale } from '../../../scripts/server-build.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
@@ -70,6 +70,10 @@ describe('the compiled server', () => {
     const cmdline = fs.readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0');
     expect(cmdline).toContain(entry);
     expect(cmdline.join(' ')).not.toMatch(/tsx/);
+    // The memory settings `npm start` runs with (bench/README.md has what each bought).
+    expect(cmdline).toEqual(expect.arrayContaining(SERVER_NODE_FLAGS));
+    const environ = fs.readFileSync(`/proc/${server.child.pid}/environ`, 'utf8').split('\0');
+    for (const [name, value] of Object.entries(SERVER_ENV)) expect(environ).toContain(`${name}=${value}`);
 
     const login = await fetch(`${origin(ports.api)}/api/v1/auth/login`, {
       method: 'POST',
