@@ -39,8 +39,9 @@ export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size
  * and more from mappings of their own, returned when freed, but by default it raises that bound to
  * the size of any such block freed (eight uploads at once free 256 KiB hash batches beyond the
  * spares kept, lib/sha256-off-thread.ts, among others): blocks of that size then came out of the
- * arenas, where the uploads left them scattered and the process kept the pages. Fixed at 128 KiB, 8 × 1 GiB uploads at once peaked at
- * 176-179 MiB against 184-199, idle 92-97 against 97-100 MiB, in the same time (bench/README.md).
+ * arenas, where the uploads left them scattered and the process kept the pages. Fixed at 128 KiB,
+ * 8 × 1 GiB uploads at once peaked ~10 MiB lower (medians of two alternated runs: 177 and 172 MiB
+ * against 192 and 183), idle ~3 MiB lower, in the same time (bench/README.md).
  */
 export const SERVER_ENV = { MALLOC_MMAP_THRESHOLD_: '131072' };
 
