@@ -3,9 +3,9 @@ import { finished, type Readable } from 'node:stream';
 /**
  * Iterates `source`'s buffers as it emits them. Readable's own async iterator calls `read()`,
  * which joins everything queued into one new Buffer: while a chunk streams in that is a copy of
- * most of its bytes and a fresh 256 KiB allocation per read (4 % of the event loop and half the
- * garbage of an upload, bench/README.md). Here each piece is handed on as it came, and the source
- * is paused once `maxQueued` bytes wait, so the sender is held back as before.
+ * most of its bytes and a fresh allocation of up to 256 KiB per read (4 % of the event loop's
+ * samples, bench/README.md). Here each piece is handed on as it came, and the source is paused
+ * once `maxQueued` bytes wait, so the sender is held back as before.
  *
  * Like Readable's iterator, the source is destroyed when the consumer stops early, and an error
  * or a premature close is thrown at once (what was still queued is dropped).
