@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
+import { runtimeFlags } from './scripts/server-build.mjs';
 
 // Two runtimes, two projects: the server and the upload worker run in Node, the web app in jsdom.
 export default defineConfig({
@@ -13,6 +14,8 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 60_000,
           pool: 'forks',
+          // The server's code runs here with the V8 features production starts it with.
+          execArgv: runtimeFlags(),
         },
       },
       {

@@ -2,5 +2,6 @@ export const SERVER_ENTRY: string;
 export function serverBuildIsStale(root: string, outDir?: string): boolean;
 export function buildServer(root: string, outDir?: string): Promise<string>;
 export const SERVER_NODE_FLAGS: string[];
+export function runtimeFlags(): string[];
 export const SERVER_ENV: Record<string, string>;
 export function serverLaunch(entry: string, env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv };

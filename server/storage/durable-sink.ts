@@ -37,6 +37,8 @@ export class DurableSink extends Writable {
     private readonly fd: number,
     private readonly position: number,
     private readonly onDurable: (bytes: number) => Promise<void>,
+    /** Called with each batch of pieces once written: the sink never reads them again (WriteAtOptions.taken). */
+    private readonly taken?: (pieces: readonly Buffer[]) => void,
   ) {
     super({ highWaterMark: SINK_BUFFER_BYTES, decodeStrings: true });
   }
@@ -71,6 +73,7 @@ export class DurableSink extends Writable {
       this.written += n;
       pending = dropWritten(pending, n);
     }
+    this.taken?.(buffers);
     if (this.written - this.durable >= CHECKPOINT_BYTES) this.startCheckpoint();
     else if (!this.timer) {
       this.timer = setTimeout(() => {

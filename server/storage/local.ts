@@ -79,9 +79,14 @@ export class LocalStorage implements Storage {
     const began = (performance.timeOrigin + performance.now()).toFixed(3).padStart(20, '0');
     const checkpoint = (end: number) => mark.write(`${String(end).padStart(20, '0')} ${began}`, 0);
     await checkpoint(offset);
-    const sink = new DurableSink(data.fd, offset, async (durable) => {
-      await checkpoint(offset + durable);
-    });
+    const sink = new DurableSink(
+      data.fd,
+      offset,
+      async (durable) => {
+        await checkpoint(offset + durable);
+      },
+      options.taken,
+    );
     try {
       // An abort destroys the sink: what it still buffers is dropped, never written.
       await pipeline(source, sink, options.signal ? { signal: options.signal } : {});

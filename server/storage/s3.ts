@@ -121,6 +121,8 @@ export class S3Storage implements Storage {
       // A writer that lost its lease must not put a piece: it would replace the new writer's piece of the same name.
       if (signal?.aborted) throw new PartialWriteError(durable, signal.reason);
       const body = Buffer.concat(buffered, bufferedBytes);
+      // Copied into the piece's body: the caller may free them now (WriteAtOptions.taken).
+      options.taken?.(buffered);
       await this.send(`write ${key}@${pieceStart}`, () =>
         this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: pieceName(key, pieceStart), Body: body, ContentLength: body.length }), { abortSignal: signal }),
       );

@@ -70,6 +70,12 @@ export interface Storage {
 
 export interface WriteAtOptions {
   signal?: AbortSignal;
+  /**
+   * Called, in the order of `source`, with pieces whose bytes the store has written or copied
+   * and will not read again, so that a caller owning their memory can free it at once
+   * (lib/body-pieces.ts). Pieces not reported (a failed write) are simply left to the GC.
+   */
+  taken?: (pieces: readonly Buffer[]) => void;
 }
 
 export class PartialWriteError extends Error {

@@ -1,6 +1,7 @@
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { HttpError, badRequest } from '../../http/errors.ts';
+import { claimBodyPieces } from '../../lib/body-pieces.ts';
 
 const LIMIT_MESSAGES: Record<string, string> = {
   FST_PARTS_LIMIT: 'The upload has too many parts.',
@@ -28,6 +29,7 @@ export function multipartClientError(err: unknown): HttpError {
 /** `request.parts()`, with every parser failure turned into a client error. */
 export async function* multipartParts(request: FastifyRequest): AsyncGenerator<Multipart> {
   let iterator: AsyncIterator<Multipart>;
+  let claimed = false;
   try {
     iterator = request.parts()[Symbol.asyncIterator]();
   } catch (err) {
@@ -41,6 +43,9 @@ export async function* multipartParts(request: FastifyRequest): AsyncGenerator<M
       throw multipartClientError(err);
     }
     if (step.done) return;
+    // The parser reads the body from the first part on; the file's pieces may be freed once stored.
+    if (!claimed) claimBodyPieces(request.raw);
+    claimed = true;
     yield step.value;
   }
 }

@@ -4,6 +4,7 @@ import { PartialWriteError } from '../../storage/storage.ts';
 import type { HttpError } from '../../http/errors.ts';
 import { OffThreadSha256 } from '../../lib/sha256-off-thread.ts';
 import { piecesOf } from '../../lib/stream-pieces.ts';
+import { PieceRelease } from '../../lib/body-pieces.ts';
 
 export interface WriteOutcome {
   /** Bytes of `source` stored (all of them unless `error` is set). */
@@ -55,8 +56,11 @@ async function hashAndStore(storage: Storage, key: string, offset: number, sourc
       yield buf;
     }
   }
+  // The hash copies each piece as it passes, so once stored a claimed body piece is read by nothing.
+  const release = new PieceRelease();
   try {
-    const written = await storage.writeAt(key, offset, Readable.from(metered(), { objectMode: false }), { signal: options.signal });
+    const written = await storage.writeAt(key, offset, Readable.from(metered(), { objectMode: false }), { signal: options.signal, taken: (pieces) => release.taken(pieces) });
+    release.finish();
     return { written, sha256: '', error: stopped };
   } catch (err) {
     if (err instanceof PartialWriteError) return { written: err.bytesWritten, sha256: '', error: stopped ?? meterError(err.cause) };

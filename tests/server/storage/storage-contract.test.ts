@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { Readable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PartialWriteError } from '../../../server/storage/storage.ts';
 import { S3_AVAILABLE, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
@@ -136,6 +137,27 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     expect(await s.storedBytes(KEY, CHUNK, 2 * CHUNK)).toBe(0);
     expect(await s.storedBytes(KEY, 0, CHUNK)).toBe(CHUNK);
     await s.writeAt(KEY, CHUNK, source(file.subarray(CHUNK)));
+    await s.finalize(KEY, file.length);
+    expect((await readAll(s.read(KEY))).equals(file)).toBe(true);
+  });
+
+  it('reports each piece taken once, in order, and never reads one after reporting it (so its owner may free it)', async () => {
+    const s = await open();
+    const file = pattern(CHUNK + 3 * MiB + 5, 6);
+    const reported: Buffer[] = [];
+    const taken = (pieces: readonly Buffer[]) => {
+      for (const p of pieces) {
+        reported.push(Buffer.from(p));
+        // What an owner freeing the piece leaves behind: a store still reading it would store these.
+        p.fill(0xee);
+      }
+    };
+    // Copies: the pieces the store gets are the test's to overwrite, not views of `file`.
+    const pieces = Readable.from((function* () {
+      for (let i = 0; i < file.length; i += 65_536) yield Buffer.from(file.subarray(i, i + 65_536));
+    })(), { objectMode: false });
+    expect(await s.writeAt(KEY, 0, pieces, { taken })).toBe(file.length);
+    expect(Buffer.concat(reported).equals(file)).toBe(true);
     await s.finalize(KEY, file.length);
     expect((await readAll(s.read(KEY))).equals(file)).toBe(true);
   });
