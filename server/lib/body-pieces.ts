@@ -67,6 +67,11 @@ export class PieceRelease {
     this.current = null;
     if (!buffer || !bodyPieces.has(buffer) || buffer.detached) return;
     bodyPieces.delete(buffer);
-    buffer.transfer!(0);
+    try {
+      buffer.transfer!(0);
+    } catch {
+      // A buffer V8 will not detach (never one Node's parser made, so far) is left to the GC:
+      // freeing early is a saving, never a reason to fail an upload that is already stored.
+    }
   }
 }
