@@ -38,7 +38,8 @@ export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size
  * V8 features the server relies on that this Node has only behind a flag: on Node 20 (V8 11.3)
  * `ArrayBuffer.prototype.transfer`, with which an upload's body pieces are freed as soon as they
  * are stored (server/lib/body-pieces.ts); V8 shipped it unflagged from 11.4 (Node 22), where the
- * flag is not needed and, once V8 drops it, would stop Node from starting (`bad option`). The tests run with the same (vitest.config.ts).
+ * flag is not needed and, once V8 drops it, would stop Node from starting (`bad option`). The
+ * tests run with the same (vitest.config.ts).
  */
 export function runtimeFlags() {
   const flag = '--harmony-rab-gsab-transfer';

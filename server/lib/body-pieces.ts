@@ -15,7 +15,7 @@ import type { IncomingMessage } from 'node:http';
  */
 
 /** `transfer` is ES2024 (Node 22; Node 20 with `--harmony-rab-gsab-transfer`, scripts/server-build.mjs). */
-type Transferable = ArrayBuffer & { transfer?: (newLength?: number) => ArrayBuffer; readonly detached?: boolean };
+type Transferable = ArrayBuffer & { transfer?: (newLength?: number) => ArrayBuffer };
 
 /** Whether this runtime can free an ArrayBuffer's memory at once; without it pieces wait for GC, as before. */
 export const canFreePieces = typeof (ArrayBuffer.prototype as Transferable).transfer === 'function';
@@ -65,8 +65,8 @@ export class PieceRelease {
   private free(): void {
     const buffer = this.current as Transferable | null;
     this.current = null;
-    if (!buffer || !bodyPieces.has(buffer) || buffer.detached) return;
-    bodyPieces.delete(buffer);
+    // Taken out of the set as it is freed, so no buffer is freed twice.
+    if (!buffer || !bodyPieces.delete(buffer)) return;
     try {
       buffer.transfer!(0);
     } catch {

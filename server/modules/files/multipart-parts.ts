@@ -44,8 +44,10 @@ export async function* multipartParts(request: FastifyRequest): AsyncGenerator<M
     }
     if (step.done) return;
     // The parser reads the body from the first part on; the file's pieces may be freed once stored.
-    if (!claimed) claimBodyPieces(request.raw);
-    claimed = true;
+    if (!claimed) {
+      claimBodyPieces(request.raw);
+      claimed = true;
+    }
     yield step.value;
   }
 }
