@@ -5,3 +5,5 @@ export const SERVER_NODE_FLAGS: string[];
 export function runtimeFlags(): string[];
 export const SERVER_ENV: Record<string, string>;
 export function serverLaunch(entry: string, env: NodeJS.ProcessEnv): { args: string[]; env: NodeJS.ProcessEnv };
+/** Keeps only our own code's mappings in an esbuild source map (rewrites the file). */
+export function keepOwnMappings(mapFile: string): void;

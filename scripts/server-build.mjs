@@ -3,27 +3,31 @@
 // server source is newer than the build, as web-build.mjs does for the web app.
 import fs from 'node:fs';
 import path from 'node:path';
+import { decode, encode } from '@jridgewell/sourcemap-codec';
 import { build } from 'esbuild';
 import { newestMtime } from './web-build.mjs';
 
 /** What the server build is made from. */
-const INPUTS = ['server', 'contract', 'package-lock.json'];
+const INPUTS = ['server', 'contract', 'package-lock.json', 'scripts/server-build.mjs'];
 
 /**
  * One ES module per entry, laid out like the sources (dist-server/server/main.mjs beside where
  * server/main.ts is), so a module's `import.meta.dirname` sits as deep below the project as in
- * the sources and paths such as site.ts's `../../dist` resolve the same. Packages stay in
- * node_modules (external); only our own code is bundled.
+ * the sources and paths such as site.ts's `../../dist` resolve the same. The packages loaded at
+ * start are bundled in with our code (see `buildServer`).
  */
 export const SERVER_ENTRY = path.join('dist-server', 'server', 'main.mjs');
 
 /**
  * Node flags of the production server. V8's young generation grows to 16 MiB per semi-space by
  * default, memory an idle or streaming server never needs: upload and download bodies are
- * Buffers outside the JS heap. A 4 MiB semi-space keeps ~24 MiB of RSS off an idle process
- * (98 against 122 MiB; issue 9, a lean process). 2 MiB kept 4 MiB more off, but in half the
- * processes measured an upload then ran with a full collection every ~100 ms, V8's GC threads
- * burning 2-3 s of CPU per GiB: 150-210 instead of 240-300 MiB/s (bench/README.md).
+ * Buffers outside the JS heap. A 2 MiB semi-space keeps ~27 MiB of RSS off an idle process
+ * (issue 9, a lean process). On 2026-11-26, before the two fixes below, 2 MiB had sent half the
+ * processes measured into a full collection every ~100 ms during an upload, so 4 MiB was used;
+ * with the old generation's limit at 3 x and upload pieces freed as stored, 2 MiB measured as
+ * fast as 4 (2026-11-27: 8 x 1 GiB at once, ingest against dd and the tus server, 4 x 1 GiB with
+ * per-process CPU, each alternated) with the idle process ~3 MiB and the peak ~5 MiB lower
+ * (bench/README.md).
  *
  * The old generation's limit grows to 3 x its live size after each full collection instead of
  * V8's adaptive 1.1-4 x: V8 counts ArrayBuffers allocated since the last full collection against
@@ -32,7 +36,7 @@ export const SERVER_ENTRY = path.join('dist-server', 'server', 'main.mjs');
  * V8's threads 2-5 s of CPU per 8 GiB). With 3 x: 0.5 s, and the 8 uploads finish ~16 % sooner
  * at the same idle and peak memory (bench/README.md).
  */
-export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=4', '--heap-growing-percent=200', ...runtimeFlags()];
+export const SERVER_NODE_FLAGS = ['--enable-source-maps', '--max-semi-space-size=2', '--heap-growing-percent=200', ...runtimeFlags()];
 
 /**
  * V8 features the server relies on that this Node has only behind a flag: on Node 20 (V8 11.3)
@@ -75,9 +79,62 @@ export function serverBuildIsStale(root, outDir = path.join(root, 'dist-server')
   return INPUTS.some((input) => newestMtime(path.join(root, input)) > built);
 }
 
+/**
+ * Packages that stay in node_modules even when imported statically: better-sqlite3 finds its
+ * native addon from its own location on disk (the `bindings` package), and the AWS SDK is
+ * imported only by the S3 driver's chunk, itself loaded only when the S3 store is configured.
+ */
+const KEPT_OUT = [/^better-sqlite3$/, /^@aws-sdk\//];
+
+/**
+ * Issue 9, a lean process: the packages the server loads at start (Fastify and its plugins,
+ * Kysely, TypeBox, Ajv… ~1,000 modules, 3.3 MB of source) are bundled and minified with our own
+ * code: one module instead of a thousand module records, 1.3 MB of source text instead of 3.5.
+ * A package imported on demand (`await import('pg')`: the PostgreSQL driver, Redis, argon2, the
+ * type sniffers…) stays in node_modules and loads only when a request or the configuration needs
+ * it, as before.
+ */
+const packagesAtStart = {
+  name: 'stash-packages-at-start',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:')) return undefined;
+      const onDemand = args.kind === 'dynamic-import';
+      if (onDemand || KEPT_OUT.some((re) => re.test(args.path))) return { path: args.path, external: true };
+      return undefined;
+    });
+  },
+};
+
+/**
+ * The source map keeps only our own code's mappings. Node reads a module's whole map at load
+ * under `--enable-source-maps`: with the bundled packages' mappings in, the map was 1.9 MB and
+ * the idle process ~6 MiB larger; a stack frame inside a package still names its function
+ * (`keepNames`), and our own frames point at the TypeScript line.
+ */
+export function keepOwnMappings(mapFile) {
+  const map = JSON.parse(fs.readFileSync(mapFile, 'utf8'));
+  const theirs = new Set(map.sources.flatMap((source, i) => (source.includes('node_modules/') ? [i] : [])));
+  if (theirs.size === 0) return;
+  // A package's segment becomes "unmapped" (its column alone) rather than vanishing: a frame in
+  // a package must not be attributed to the last line of ours before it.
+  const lines = decode(map.mappings).map((line) => {
+    const kept = [];
+    for (const segment of line) {
+      const unmapped = segment.length === 1 || theirs.has(segment[1]);
+      if (!unmapped) kept.push(segment);
+      else if (kept.length === 0 || kept[kept.length - 1].length !== 1) kept.push([segment[0]]);
+    }
+    return kept;
+  });
+  map.mappings = encode(lines);
+  map.sources = map.sources.map((source, i) => (theirs.has(i) ? '' : source));
+  fs.writeFileSync(mapFile, JSON.stringify(map));
+}
+
 /** Compiles server/main.ts into `outDir` (default dist-server/); resolves with the entry's path. */
 export async function buildServer(root, outDir = path.join(root, 'dist-server')) {
-  await build({
+  const result = await build({
     absWorkingDir: root,
     entryPoints: [
       path.join(root, 'server', 'main.ts'),
@@ -89,17 +146,25 @@ export async function buildServer(root, outDir = path.join(root, 'dist-server'))
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
     bundle: true,
-    // Modules the server imports only when configured (the S3 driver and the AWS SDK) become chunks of
-    // their own rather than being hoisted into main.mjs, so they load only when used (issue 9).
+    // Modules the server imports only when configured (the S3 driver) become chunks of their own
+    // rather than being hoisted into main.mjs, so they load only when used (issue 9).
     splitting: true,
     // Chunks sit beside main.mjs, at the depth import.meta.dirname paths (site.ts) assume.
     chunkNames: 'server/[name]-[hash]',
-    packages: 'external',
+    plugins: [packagesAtStart],
+    // CommonJS packages bundled into ES modules call `require` for Node's own modules.
+    banner: { js: "import { createRequire as __stashCreateRequire } from 'node:module'; const require = __stashCreateRequire(import.meta.url);" },
     platform: 'node',
     format: 'esm',
     target: 'node20',
+    minify: true,
+    // Fastify and avvio name plugins and errors after functions; stack traces stay readable.
+    keepNames: true,
     sourcemap: true,
+    sourcesContent: false,
+    metafile: true,
     logLevel: 'warning',
   });
+  for (const file of Object.keys(result.metafile.outputs)) if (file.endsWith('.map')) keepOwnMappings(path.join(root, file));
   return path.join(outDir, 'server', 'main.mjs');
 }
