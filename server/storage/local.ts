@@ -87,11 +87,26 @@ export class LocalStorage implements Storage {
       },
       options.taken,
     );
+    const { signal } = options;
+    let failure = null as { cause: unknown } | null;
+    // A source that fails (the sender went away, a limit crossed) ends the sink rather than
+    // destroying it: the pieces it still holds queued for its next write arrived too, so they are
+    // written and synced like the rest and the client resumes after them (the Storage contract).
+    // Only an abort destroys the sink unwritten: another writer owns those bytes now.
+    async function* untilSourceFails(): AsyncGenerator<Buffer> {
+      try {
+        for await (const piece of source) yield piece as Buffer;
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        failure = { cause: err };
+      }
+    }
     try {
-      // An abort destroys the sink: what it still buffers is dropped, never written.
-      await pipeline(source, sink, options.signal ? { signal: options.signal } : {});
+      await pipeline(untilSourceFails, sink, signal ? { signal } : {});
+      if (failure) throw new PartialWriteError(sink.durable, failure.cause);
       return sink.written;
     } catch (err) {
+      if (err instanceof PartialWriteError) throw err;
       // What reached the file is made durable and reported (the Storage contract).
       const durable = await sink.syncNow().then(
         () => sink.durable,
