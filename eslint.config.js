@@ -4,7 +4,7 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist', 'node_modules', 'data', 'coverage', 'artifacts', 'dev-dist', 'dist-server', 'dist-server-test-*'] },
+  { ignores: ['dist', 'node_modules', 'data', 'coverage', 'artifacts', 'dev-dist', 'dist-server', 'dist-server.*', 'dist-server-test-*'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

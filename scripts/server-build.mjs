@@ -133,9 +133,70 @@ export function keepOwnMappings(mapFile) {
   fs.writeFileSync(mapFile, JSON.stringify(map));
 }
 
-/** Compiles server/main.ts into `outDir` (default dist-server/); resolves with the entry's path. */
+/**
+ * How every server bundle is made: by `buildServer`, and by the tests that check what such a
+ * bundle does (tests/server/process/server-source-map.test.ts), so they check the real thing.
+ */
+export const BUNDLE_OPTIONS = {
+  bundle: true,
+  // CommonJS packages bundled into ES modules call `require` for Node's own modules.
+  banner: { js: "import { createRequire as __stashCreateRequire } from 'node:module'; const require = __stashCreateRequire(import.meta.url);" },
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  // Fastify and avvio name plugins and errors after functions; stack traces stay readable.
+  keepNames: true,
+  sourcemap: true,
+  sourcesContent: false,
+};
+
+/**
+ * Compiles server/main.ts into `outDir` (default dist-server/); resolves with the entry's path.
+ * The build is made in a folder of its own and swapped in whole, so a server starting meanwhile,
+ * or a second build beside this one (two test runs at once), never reads a half-written file.
+ */
 export async function buildServer(root, outDir = path.join(root, 'dist-server')) {
+  const staging = fs.mkdtempSync(`${outDir}.staging-`);
+  try {
+    await compileInto(root, staging);
+    swapIn(staging, outDir);
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+  return path.join(outDir, 'server', 'main.mjs');
+}
+
+/** `npm start`'s and the browser suite's way in: the compiled entry, rebuilt first when stale. */
+export async function ensureServerBuilt(root, onBuild = () => {}) {
+  if (!serverBuildIsStale(root)) return path.join(root, SERVER_ENTRY);
+  onBuild();
+  return buildServer(root);
+}
+
+function swapIn(staging, outDir) {
+  const retired = `${staging}.retired`;
+  for (;;) {
+    try {
+      fs.renameSync(staging, outDir);
+      break;
+    } catch (err) {
+      // A folder is only replaced once empty: move the previous build aside, then try again.
+      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+      try {
+        fs.renameSync(outDir, retired);
+      } catch (moveErr) {
+        // Another build moved it aside first.
+        if (moveErr.code !== 'ENOENT') throw moveErr;
+      }
+    }
+  }
+  fs.rmSync(retired, { recursive: true, force: true });
+}
+
+async function compileInto(root, outDir) {
   const result = await build({
+    ...BUNDLE_OPTIONS,
     absWorkingDir: root,
     entryPoints: [
       path.join(root, 'server', 'main.ts'),
@@ -146,26 +207,14 @@ export async function buildServer(root, outDir = path.join(root, 'dist-server'))
     outbase: root,
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
-    bundle: true,
     // Modules the server imports only when configured (the S3 driver) become chunks of their own
     // rather than being hoisted into main.mjs, so they load only when used (issue 9).
     splitting: true,
     // Chunks sit beside main.mjs, at the depth import.meta.dirname paths (site.ts) assume.
     chunkNames: 'server/[name]-[hash]',
     plugins: [packagesAtStart],
-    // CommonJS packages bundled into ES modules call `require` for Node's own modules.
-    banner: { js: "import { createRequire as __stashCreateRequire } from 'node:module'; const require = __stashCreateRequire(import.meta.url);" },
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    minify: true,
-    // Fastify and avvio name plugins and errors after functions; stack traces stay readable.
-    keepNames: true,
-    sourcemap: true,
-    sourcesContent: false,
     metafile: true,
     logLevel: 'warning',
   });
   for (const file of Object.keys(result.metafile.outputs)) if (file.endsWith('.map')) keepOwnMappings(path.join(root, file));
-  return path.join(outDir, 'server', 'main.mjs');
 }

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { buildIsStale, buildWebApp } from './web-build.mjs';
-import { SERVER_ENTRY, buildServer, serverBuildIsStale, serverLaunch } from './server-build.mjs';
+import { ensureServerBuilt, serverLaunch } from './server-build.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 if (buildIsStale(root)) {
@@ -12,11 +12,8 @@ if (buildIsStale(root)) {
   const status = buildWebApp(root);
   if (status !== 0) process.exit(status);
 }
-if (serverBuildIsStale(root)) {
-  console.log('Compiling the server (it is missing or older than its sources)...');
-  await buildServer(root);
-}
-const launch = serverLaunch(path.join(root, SERVER_ENTRY), process.env);
+const entry = await ensureServerBuilt(root, () => console.log('Compiling the server (it is missing or older than its sources)...'));
+const launch = serverLaunch(entry, process.env);
 const server = spawn(process.execPath, launch.args, { cwd: root, stdio: 'inherit', env: launch.env });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

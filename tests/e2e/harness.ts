@@ -4,7 +4,7 @@ import path from 'node:path';
 import { freePort } from '../helpers/free-port.ts';
 import { spawnServer, waitForHealth } from '../helpers/server-process.ts';
 import { buildIsStale, buildWebApp } from '../../scripts/web-build.mjs';
-import { SERVER_ENTRY, buildServer, serverBuildIsStale } from '../../scripts/server-build.mjs';
+import { ensureServerBuilt } from '../../scripts/server-build.mjs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -55,14 +55,6 @@ export function ensureBuilt(): void {
   if (buildWebApp(ROOT, { quiet: true }) !== 0) throw new Error('the web app did not build');
 }
 
-/**
- * The browser talks to the server as production runs it: compiled and bundled (`npm start`,
- * scripts/server-build.mjs), rebuilt here when older than its sources, as `npm start` does.
- */
-async function ensureServerBuilt(): Promise<string> {
-  return serverBuildIsStale(ROOT) ? buildServer(ROOT) : path.join(ROOT, SERVER_ENTRY);
-}
-
 async function waitForInviteKey(log: () => string): Promise<string | null> {
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline) {
@@ -107,7 +99,9 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
   if (process.env.E2E_DATABASE_URL) env.DATABASE_URL = process.env.E2E_DATABASE_URL;
   Object.assign(env, extraEnv);
 
-  const server = spawnServer(env, { compiled: await ensureServerBuilt() });
+  // The browser talks to the server as production runs it: compiled and bundled (`npm start`,
+  // scripts/server-build.mjs), rebuilt first when older than its sources, as `npm start` does.
+  const server = spawnServer(env, { compiled: await ensureServerBuilt(ROOT) });
   const log = server.output;
 
   let browser: Browser | null = null;

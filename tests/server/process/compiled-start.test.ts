@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,6 +65,28 @@ describe('the compiled server', () => {
     const map = JSON.parse(fs.readFileSync(`${entry}.map`, 'utf8')) as { sources: string[] };
     expect(map.sources.some((source) => source.endsWith('server/main.ts'))).toBe(true);
     expect(map.sources.filter((source) => source.includes('node_modules'))).toEqual([]);
+  });
+
+  it('is swapped in whole: builds started together (two test runs, or `npm start` beside one) each leave a complete build', async () => {
+    const parent = fs.mkdtempSync(path.join(ROOT, 'dist-server-test-'));
+    cleanup.push(() => fs.rmSync(parent, { recursive: true, force: true }));
+    const outDir = path.join(parent, 'dist-server');
+    // Separate processes, as two test runs are: each one's esbuild writes while another trims a map.
+    const script = `import(${JSON.stringify(path.join(ROOT, 'scripts', 'server-build.mjs'))}).then((m) => m.buildServer(${JSON.stringify(ROOT)}, ${JSON.stringify(outDir)}))`;
+    const builds = Array.from({ length: 3 }, () =>
+      new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'inherit'] });
+        child.on('exit', resolve);
+      }),
+    );
+    expect(await Promise.all(builds)).toEqual([0, 0, 0]);
+    // Every map was trimmed by the build that wrote it, once, and parses: none was read half-written.
+    for (const file of fs.readdirSync(path.join(outDir, 'server')).filter((f) => f.endsWith('.map'))) {
+      const map = JSON.parse(fs.readFileSync(path.join(outDir, 'server', file), 'utf8')) as { sources: string[] };
+      expect(map.sources.filter((source) => source.includes('node_modules'))).toEqual([]);
+    }
+    // Nothing of the staging left beside it.
+    expect(fs.readdirSync(parent)).toEqual(['dist-server']);
   });
 
   it('starts from the compiled entry without tsx and serves the API, the files host and the site', async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { build } from 'esbuild';
-import { keepOwnMappings } from '../../../scripts/server-build.mjs';
+import { BUNDLE_OPTIONS, keepOwnMappings } from '../../../scripts/server-build.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
@@ -41,14 +41,7 @@ describe("the server bundle's source map", () => {
       entryPoints: [path.join(dir, 'entry.ts')],
       outdir: dir,
       outExtension: { '.js': '.mjs' },
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      minify: true,
-      keepNames: true,
-      sourcemap: true,
-      sourcesContent: false,
-      banner: { js: "import { createRequire as __c } from 'node:module'; const require = __c(import.meta.url);" },
+      ...BUNDLE_OPTIONS,
       logLevel: 'silent',
     });
     const mapFile = path.join(dir, 'entry.mjs.map');
