@@ -8,7 +8,8 @@ import { finished, type Readable } from 'node:stream';
  * once `maxQueued` bytes wait, so the sender is held back as before.
  *
  * Like Readable's iterator, the source is destroyed when the consumer stops early, and an error
- * or a premature close is thrown at once (what was still queued is dropped).
+ * or a premature close ends the iteration with that error — but only after the pieces that had
+ * already arrived: a cut upload stores them, so the client does not send them again (design §7).
  */
 export async function* piecesOf(source: Readable, maxQueued = 256 * 1024): AsyncGenerator<Buffer> {
   const queue: Buffer[] = [];
@@ -35,12 +36,13 @@ export async function* piecesOf(source: Readable, maxQueued = 256 * 1024): Async
   });
   try {
     for (;;) {
-      if (failure) throw failure;
       const piece = queue.shift();
       if (piece) {
         queued -= piece.length;
         if (queued < maxQueued && source.isPaused() && !ended) source.resume();
         yield piece;
+      } else if (failure) {
+        throw failure;
       } else if (ended) {
         return;
       } else {

@@ -51,6 +51,20 @@ describe('piecesOf', () => {
     await expect(iterator.next()).rejects.toThrow('connection reset');
   });
 
+  it('hands on the pieces that arrived before an error, then throws it: a cut upload keeps them', async () => {
+    const source = new PassThrough();
+    for (const text of ['one', 'two', 'three']) source.write(Buffer.from(text));
+    const iterator = piecesOf(source);
+    expect((await iterator.next()).value?.toString()).toBe('one');
+    // 'two' and 'three' already sit in the queue when the connection drops.
+    await tick();
+    source.destroy(new Error('connection reset'));
+    await tick();
+    expect((await iterator.next()).value?.toString()).toBe('two');
+    expect((await iterator.next()).value?.toString()).toBe('three');
+    await expect(iterator.next()).rejects.toThrow('connection reset');
+  });
+
   it('treats a source closed before its end as an error, not as the end of the bytes', async () => {
     const source = new PassThrough();
     source.write(Buffer.from('part'));
