@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { PARSER_BUFFER_BYTES } from '../../server/modules/files/upload.routes.ts';
 import { startStack, type Stack } from './harness.ts';
 import { USER_PASSWORD, uniqueName } from './fixtures.ts';
 import { loginViaUi, registerViaApi } from './flows.ts';
@@ -320,14 +321,17 @@ describe('the installable app', () => {
       const summary = proxy.uploads.map((u) => `${u.fields.chunkIndex}@${u.fields.chunkOffset ?? 0}+${u.fileBytes}${u.cut ? ' cut' : ''}`).join(', ');
       console.log(`170 MB upload requests: ${summary}`);
       // The multipart parser cannot tell the last bytes of a cut body from the start of the
-      // closing boundary, so it may keep up to that many fewer bytes than were forwarded; and
-      // what still sat in the request's and the parser's buffers when the connection ended
-      // (256 KiB each, server/modules/files/upload.routes.ts, plus a 64 KiB socket read past
-      // each) is dropped with them: a busy server, reading behind its disk, holds that much
-      // there (up to 491 KiB seen with four suites at once on 2 cores). Those bytes were never
-      // stored and are rightly sent again.
+      // closing boundary, so it may keep up to that many fewer bytes than were forwarded. And
+      // when the connection ends, Node drops what the request still buffers (its 16 KiB default
+      // plus one 64 KiB socket read) and the multipart plugin drops what the parser still queues
+      // of the body and of the file part (PARSER_BUFFER_BYTES each, plus a read past each): a
+      // busy server, reading behind its disk, may hold that much there. Everything past the
+      // parser (the pieces queued for the hash and the disk) is stored (server/lib/stream-pieces.ts,
+      // server/storage/local.ts): with those kept, six runs (three at a time on 2 cores) lost
+      // 0 or 1 byte at five cuts of six, and 320 KiB — one parser buffer and a read — at one.
       const boundaryPrefix = Buffer.byteLength(`\r\n--${'-'.repeat(70)}`);
-      const heldInMemory = 2 * (256 + 64) * 1024;
+      const socketRead = 64 * 1024;
+      const heldInMemory = 16 * 1024 + socketRead + 2 * (PARSER_BUFFER_BYTES + socketRead);
       let notStored = 0;
       for (const chunkIndex of ['1', '2']) {
         const cut = proxy.uploads.find((u) => u.fields.chunkIndex === chunkIndex && u.cut);

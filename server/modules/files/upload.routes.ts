@@ -13,6 +13,15 @@ import { assertUploadsOpen, dropStaged, finishStaged, receiveChunk, receiveWhole
 const ACCESS: RouteOptions = { access: 'user', apiKey: true };
 
 /**
+ * What the multipart parser queues of the body, and of the file part it hands on (issue 9): 256
+ * KiB rather than the 16 KiB default, so an 80 MB chunk costs a few hundred stream hops instead
+ * of thousands, while an upload waiting on its disk holds little (each buffer is held once per
+ * running upload). The plugin drops both when a connection ends early, so these bytes are the
+ * ones a cut upload may have to send again: tests/e2e/pwa.e2e.ts bounds a cut by them.
+ */
+export const PARSER_BUFFER_BYTES = 256 * 1024;
+
+/**
  * `files/upload` (spec §7, design §7). Multipart bodies are read part by part and the file part
  * is streamed straight into storage, never buffered. Text fields normally come first (our
  * client sends them so); when the file part comes first it is staged whole and placed once the
@@ -25,12 +34,8 @@ export async function registerUploadRoute(app: FastifyInstance, deps: Deps): Pro
     // Sizes are bounded by our own byte counting (max_file_size is a live setting), the rest here.
     limits: { fieldNameSize: 64, fieldSize: 4096, fields: 16, files: 1, parts: 20, headerPairs: 100, fileSize: Number.MAX_SAFE_INTEGER },
     throwFileSizeLimit: false,
-    // Issue 9: hand the file part on in pieces of up to 256 KiB rather than the 16 KiB default,
-    // so an 80 MB chunk costs a few hundred stream hops instead of thousands, while an upload
-    // waiting on its disk holds little (each buffer is held once per running upload). What they
-    // hold when a connection drops is not stored: tests/e2e/pwa.e2e.ts bounds a cut by them.
-    fileHwm: 256 * 1024,
-    highWaterMark: 256 * 1024,
+    fileHwm: PARSER_BUFFER_BYTES,
+    highWaterMark: PARSER_BUFFER_BYTES,
   });
 
   app.post(
