@@ -3,6 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { piecesOf } from '../lib/stream-pieces.ts';
 import { DurableSink } from './durable-sink.ts';
 import { PartialWriteError, STORE_UNAVAILABLE, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 
@@ -95,7 +96,8 @@ export class LocalStorage implements Storage {
     // Only an abort destroys the sink unwritten: another writer owns those bytes now.
     async function* untilSourceFails(): AsyncGenerator<Buffer> {
       try {
-        for await (const piece of source) yield piece as Buffer;
+        // piecesOf, not the stream's own iterator: that one joins queued pieces into a copy.
+        for await (const piece of piecesOf(source)) yield piece;
       } catch (err) {
         if (signal?.aborted) throw err;
         failure = { cause: err };

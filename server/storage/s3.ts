@@ -16,6 +16,7 @@ import {
   UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
+import { piecesOf } from '../lib/stream-pieces.ts';
 import { PartialWriteError, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 import { classifyStoreError, isNotFound } from './s3-errors.ts';
 import { cover, coveredBytes, parsePiece, pieceName, piecePrefix, planParts, type PartPlan, type Piece, type Segment } from './s3-pieces.ts';
@@ -159,9 +160,11 @@ export class S3Storage implements Storage {
     };
 
     try {
-      for await (const data of source) {
-        early.push(data as Buffer);
-        earlyBytes += (data as Buffer).length;
+      // piecesOf, not the stream's own iterator: that one joins queued pieces into a copy, and the
+      // pieces reported as taken would not be the ones their owner can free.
+      for await (const data of piecesOf(source)) {
+        early.push(data);
+        earlyBytes += data.length;
         // Until the store answered, hold at most one piece (then wait for it: backpressure).
         if (ready || earlyBytes >= this.pieceSize) await settle();
       }
