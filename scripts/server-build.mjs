@@ -154,13 +154,16 @@ export const BUNDLE_OPTIONS = {
 /**
  * Compiles server/main.ts into `outDir` (default dist-server/); resolves with the entry's path.
  * The build is made in a folder of its own and swapped in whole, so a server starting meanwhile,
- * or a second build beside this one (two test runs at once), never reads a half-written file.
+ * or a second build beside this one (two test runs, or several processes of one checkout each
+ * running `npm start`), never reads a half-written file. A build that finds an up-to-date one in
+ * place when it is done (a concurrent build of the same sources won) leaves that one alone:
+ * processes already running from it may still load its on-demand chunks.
  */
 export async function buildServer(root, outDir = path.join(root, 'dist-server')) {
   const staging = fs.mkdtempSync(`${outDir}.staging-`);
   try {
     await compileInto(root, staging);
-    swapIn(staging, outDir);
+    if (serverBuildIsStale(root, outDir)) swapIn(staging, outDir);
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }

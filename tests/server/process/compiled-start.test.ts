@@ -87,6 +87,13 @@ describe('the compiled server', () => {
     }
     // Nothing of the staging left beside it.
     expect(fs.readdirSync(parent)).toEqual(['dist-server']);
+    // A build that finds an up-to-date one in place leaves it (and the chunks that processes
+    // running from it may still load) untouched.
+    const entry = path.join(outDir, 'server', 'main.mjs');
+    const before = fs.statSync(entry).ino;
+    await buildServer(ROOT, outDir);
+    expect(fs.statSync(entry).ino).toBe(before);
+    expect(fs.readdirSync(parent)).toEqual(['dist-server']);
   });
 
   it('starts from the compiled entry without tsx and serves the API, the files host and the site', async () => {
