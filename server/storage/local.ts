@@ -105,10 +105,7 @@ export class LocalStorage implements Storage {
     }
     try {
       await pipeline(untilSourceFails, sink, signal ? { signal } : {});
-      if (failure) throw new PartialWriteError(sink.durable, failure.cause);
-      return sink.written;
     } catch (err) {
-      if (err instanceof PartialWriteError) throw err;
       // What reached the file is made durable and reported (the Storage contract).
       const durable = await sink.syncNow().then(
         () => sink.durable,
@@ -119,6 +116,9 @@ export class LocalStorage implements Storage {
       await mark.close();
       await data.close();
     }
+    // The sink has ended: every byte that arrived is durable, and sink.durable is final.
+    if (failure) throw new PartialWriteError(sink.durable, failure.cause);
+    return sink.written;
   }
 
   /**
