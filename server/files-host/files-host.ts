@@ -64,7 +64,7 @@ export function answerFast(
   res: ServerResponse,
 ): boolean {
   const method = req.method;
-  if (host.closing || (method !== 'GET' && method !== 'HEAD') || !deps.storage.statNow) return false;
+  if (host.closing || (method !== 'GET' && method !== 'HEAD') || !deps.storage.existsNow) return false;
   const url = req.url ?? '';
   if (url.charCodeAt(0) !== 47 /* '/' */ || url.includes('?') || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
   const meta = host.cache.get(url.slice(1));
@@ -81,8 +81,8 @@ export function answerFast(
   };
   const bodiless = status === 304 || method === 'HEAD' || meta.size === 0;
   if (bodiless || meta.body) {
-    // Gone since it was cached: serveFile asks the database again and answers 404.
-    if (orNull(() => deps.storage.statNow?.(meta.storageKey)) === null) return false;
+    // Gone since it was cached (or unreadable): the route asks again and answers 404 (or 503).
+    if (!deps.storage.existsNow?.(meta.storageKey)) return false;
     res.writeHead(status, headersOf(meta, status, range));
     if (bodiless) res.end();
     else res.end(range ? meta.body!.subarray(range.start, range.end + 1) : meta.body);

@@ -217,6 +217,14 @@ export class LocalStorage implements Storage {
     }
   }
 
+  existsNow(key: string): boolean {
+    try {
+      return fs.existsSync(this.servedPath(key));
+    } catch {
+      return false;
+    }
+  }
+
   async stat(key: string): Promise<{ size: number } | null> {
     try {
       const s = await fsp.stat(this.storedPath(key));

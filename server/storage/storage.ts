@@ -52,6 +52,13 @@ export interface Storage {
    */
   statNow?(key: string): { size: number } | null;
   /**
+   * Whether the object can be found right now: false when it is gone and also when it cannot be
+   * looked at (callers that must tell those apart ask statNow). One `access` call, no stat
+   * buffer to fill: the files host's fast path asks it on every cached request and hands any
+   * false to the route, which asks statNow.
+   */
+  existsNow?(key: string): boolean;
+  /**
    * Opens a stored object as a file descriptor the caller reads and closes, or null when it is
    * gone (a StorageError when it is there but cannot be opened now, as stat), for stores that
    * are files on this machine (local disk): the files host then reads downloads into buffers it

@@ -208,23 +208,27 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     const s = await open();
     // A store that is not files on this machine (S3) offers neither; the files host then awaits stat().
     if (driver === 's3') {
-      expect([s.statNow, s.openStoredNow]).toEqual([undefined, undefined]);
+      expect([s.statNow, s.existsNow, s.openStoredNow]).toEqual([undefined, undefined, undefined]);
       return;
     }
-    if (!s.statNow || !s.openStoredNow) throw new Error('local disk answers look-ups synchronously');
+    if (!s.statNow || !s.existsNow || !s.openStoredNow) throw new Error('local disk answers look-ups synchronously');
+    expect(s.existsNow(KEY)).toBe(false);
     await s.writeAt(KEY, 0, source(pattern(3000)));
     await s.finalize(KEY, 3000);
     for (let i = 0; i < 3; i++) {
       expect(s.statNow(KEY)).toEqual({ size: 3000 });
+      expect(s.existsNow(KEY)).toBe(true);
       const fd = s.openStoredNow(KEY);
       expect(fd).not.toBeNull();
       fs.closeSync(fd!);
     }
     await s.delete(KEY);
     expect(s.statNow(KEY)).toBeNull();
+    expect(s.existsNow(KEY)).toBe(false);
     expect(s.openStoredNow(KEY)).toBeNull();
     expect(s.statNow('contract-never-written')).toBeNull();
     expect(() => s.statNow!('../escape')).toThrow();
+    expect(s.existsNow('../escape')).toBe(false);
   });
 
   it('refuses a key that could become a path', async () => {
