@@ -20,7 +20,9 @@ const DEFAULTS: RuntimeConfig = {
 let current: RuntimeConfig = DEFAULTS;
 
 export async function loadRuntimeConfig(): Promise<RuntimeConfig> {
-  const res = await fetch('/config.json', { cache: 'no-cache' });
+  // The default cache mode, so the preload in index.html is the response used; the server marks
+  // the file `no-cache`, so it is still revalidated every time (server/site/site.ts).
+  const res = await fetch('/config.json');
   if (!res.ok) throw new Error(`Could not load /config.json (HTTP ${res.status})`);
   setRuntimeConfig((await res.json()) as Partial<RuntimeConfig>);
   return current;

@@ -85,3 +85,29 @@ describe('every page on a phone and a desktop', () => {
     });
   }
 });
+
+// Issue 9, first paint: every route waits for /config.json before it renders (src/main.tsx). The
+// shell asks for it beside its scripts (a preload in index.html) and the app takes that response
+// rather than asking again one round trip later.
+describe('the site configuration on a cold load', () => {
+  for (const [route, token] of [['/', null], ['/login', null], ['/dashboard', 'admin']] as const) {
+    it(`is fetched once, by the shell's preload, for ${route}`, async () => {
+      const w = await stack.openPage(PHONE);
+      try {
+        if (token) await w.context.addInitScript((t) => localStorage.setItem('token', t), adminToken);
+        await w.page.goto(stack.siteUrl + route);
+        await w.page.locator('h1').first().waitFor({ timeout: 15_000 });
+        const asked = await w.page.evaluate(() =>
+          performance
+            .getEntriesByType('resource')
+            .filter((e) => new URL(e.name).pathname === '/config.json')
+            .map((e) => (e as PerformanceResourceTiming).initiatorType),
+        );
+        expect(asked).toEqual(['link']);
+        expect(w.errors).toEqual([]);
+      } finally {
+        await w.close();
+      }
+    });
+  }
+});

@@ -49,7 +49,7 @@ export function LandingPage() {
         <figure className="hero-shot">
           <picture>
             <source srcSet="/landing/app-dark.jpg" media="(prefers-color-scheme: dark)" />
-            <img src="/landing/app-light.jpg" width={390} height={844} alt={`The ${siteName} app on a phone: the uploader with a finished upload, its link, Copy link and Share, and recent uploads with thumbnails.`} />
+            <img src="/landing/app-light.jpg" width={390} height={844} fetchPriority="high" alt={`The ${siteName} app on a phone: the uploader with a finished upload, its link, Copy link and Share, and recent uploads with thumbnails.`} />
           </picture>
         </figure>
       </section>
