@@ -1,4 +1,4 @@
-import { finished, type Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 
 /**
  * Iterates `source`'s buffers as it emits them. Readable's own async iterator calls `read()`,
@@ -54,4 +54,13 @@ export async function* piecesOf(source: Readable, maxQueued = 256 * 1024): Async
     stopWatching();
     if (!ended) source.destroy();
   }
+}
+
+/**
+ * A store's source as pieces: a Readable through piecesOf, an async iterable of Buffers (an
+ * upload's metered generator, server/modules/files/stream-into-storage.ts) as it is — wrapping
+ * it in a Readable only to take it apart again would cost a stream hop per piece.
+ */
+export function piecesFrom(source: Readable | AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+  return source instanceof Readable ? piecesOf(source) : source;
 }

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { piecesOf } from '../lib/stream-pieces.ts';
+import { piecesFrom } from '../lib/stream-pieces.ts';
 import { DurableSink } from './durable-sink.ts';
 import { PartialWriteError, STORE_UNAVAILABLE, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 
@@ -68,7 +68,7 @@ export class LocalStorage implements Storage {
     return path.join(this.progressRoot, checkKey(key));
   }
 
-  async writeAt(key: string, offset: number, source: Readable, options: WriteAtOptions = {}): Promise<number> {
+  async writeAt(key: string, offset: number, source: Readable | AsyncIterable<Buffer>, options: WriteAtOptions = {}): Promise<number> {
     const file = this.partialPath(key);
     const progress = this.progressDir(key);
     await fsp.mkdir(progress, { recursive: true });
@@ -96,8 +96,8 @@ export class LocalStorage implements Storage {
     // Only an abort destroys the sink unwritten: another writer owns those bytes now.
     async function* untilSourceFails(): AsyncGenerator<Buffer> {
       try {
-        // piecesOf, not the stream's own iterator: that one joins queued pieces into a copy.
-        for await (const piece of piecesOf(source)) yield piece;
+        // Not a stream's own iterator: that one joins queued pieces into a copy.
+        for await (const piece of piecesFrom(source)) yield piece;
       } catch (err) {
         if (signal?.aborted) throw err;
         failure = { cause: err };

@@ -16,7 +16,7 @@ import {
   UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { piecesOf } from '../lib/stream-pieces.ts';
+import { piecesFrom } from '../lib/stream-pieces.ts';
 import { PartialWriteError, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 import { classifyStoreError, isNotFound } from './s3-errors.ts';
 import { cover, coveredBytes, parsePiece, pieceName, piecePrefix, planParts, type PartPlan, type Piece, type Segment } from './s3-pieces.ts';
@@ -101,7 +101,7 @@ export class S3Storage implements Storage {
     }
   }
 
-  async writeAt(key: string, offset: number, source: Readable, options: WriteAtOptions = {}): Promise<number> {
+  async writeAt(key: string, offset: number, source: Readable | AsyncIterable<Buffer>, options: WriteAtOptions = {}): Promise<number> {
     checkKey(key);
     const { signal } = options;
     // Reading the source starts at once, while the store is asked where this write continues:
@@ -160,9 +160,9 @@ export class S3Storage implements Storage {
     };
 
     try {
-      // piecesOf, not the stream's own iterator: that one joins queued pieces into a copy, and the
-      // pieces reported as taken would not be the ones their owner can free.
-      for await (const data of piecesOf(source)) {
+      // Not a stream's own iterator: that one joins queued pieces into a copy, and the pieces
+      // reported as taken would not be the ones their owner can free.
+      for await (const data of piecesFrom(source)) {
         early.push(data);
         earlyBytes += data.length;
         // Until the store answered, hold at most one piece (then wait for it: backpressure).

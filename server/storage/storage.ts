@@ -20,8 +20,10 @@ export interface Storage {
    * Once `options.signal` aborts (the writer lost its chunk lease, design §7), the driver stores
    * nothing more — not even bytes it already received and holds — and rejects with a
    * PartialWriteError counting only what was durable before: another writer owns those bytes now.
+   * `source` is a stream or any async iterable of Buffers; an iterable that throws is a source
+   * that failed midway.
    */
-  writeAt(key: string, offset: number, source: Readable, options?: WriteAtOptions): Promise<number>;
+  writeAt(key: string, offset: number, source: Readable | AsyncIterable<Buffer>, options?: WriteAtOptions): Promise<number>;
   /**
    * How many bytes of `[start, end)` of the unfinished object are durably stored, contiguous
    * from `start`, read from the store itself rather than from a database record: after a

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { Storage } from '../../storage/storage.ts';
 import { PartialWriteError } from '../../storage/storage.ts';
 import type { HttpError } from '../../http/errors.ts';
@@ -59,7 +59,7 @@ async function hashAndStore(storage: Storage, key: string, offset: number, sourc
   // The hash copies each piece as it passes, so once stored a claimed body piece is read by nothing.
   const release = new PieceRelease();
   try {
-    const written = await storage.writeAt(key, offset, Readable.from(metered(), { objectMode: false }), { signal: options.signal, taken: (pieces) => release.taken(pieces) });
+    const written = await storage.writeAt(key, offset, metered(), { signal: options.signal, taken: (pieces) => release.taken(pieces) });
     release.finish();
     return { written, sha256: '', error: stopped };
   } catch (err) {

@@ -87,6 +87,26 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     expect((await readAll(s.readUnfinished(KEY, CHUNK, CHUNK + written))).equals(file.subarray(0, written))).toBe(true);
   });
 
+  it('takes an async iterable of buffers as its source, and keeps what arrived when the iterable throws', async () => {
+    const s = await open();
+    const file = pattern(CHUNK, 7);
+    const cut = 5 * MiB + 77_777;
+    // An upload's metered generator (stream-into-storage.ts) is handed over as it is: a limit it
+    // finds crossed is thrown from it, as a sender going away fails a stream.
+    async function* pieces(start: number, end: number, fail: boolean): AsyncGenerator<Buffer> {
+      for (let at = start; at < end; at += 100_000) yield Buffer.from(file.subarray(at, Math.min(at + 100_000, end)));
+      if (fail) throw new Error('over the limit');
+    }
+    const err: unknown = await s.writeAt(KEY, 0, pieces(0, cut, true)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PartialWriteError);
+    expect((err as PartialWriteError).bytesWritten).toBe(cut);
+    expect(((err as PartialWriteError).cause as Error).message).toBe('over the limit');
+    // The client resumes where the store says it stopped.
+    expect(await s.writeAt(KEY, cut, pieces(cut, CHUNK, false))).toBe(CHUNK - cut);
+    await s.finalize(KEY, CHUNK);
+    expect((await readAll(s.read(KEY))).equals(file)).toBe(true);
+  });
+
   it('storedBytes reports the durable prefix of a cut chunk from the store, never more', async () => {
     const s = await open();
     const file = pattern(CHUNK, 5);
