@@ -19,7 +19,7 @@ export interface FileMeta {
   body?: Buffer;
 }
 
-/** Files up to this size are kept whole in memory (4 kB requests then cost one stat, not an open, reads and a close). */
+/** Files up to this size are kept whole in memory (4 kB requests then cost one `access`, not an open, reads and a close). */
 export const SMALL_BODY = 64 * 1024;
 
 export class FileMetaCache {

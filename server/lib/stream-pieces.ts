@@ -56,11 +56,14 @@ export async function* piecesOf(source: Readable, maxQueued = 256 * 1024): Async
   }
 }
 
+/** What a store may be given to write: a stream, or an upload's pieces as an async iterable. */
+export type ByteSource = Readable | AsyncIterable<Buffer>;
+
 /**
  * A store's source as pieces: a Readable through piecesOf, an async iterable of Buffers (an
  * upload's metered generator, server/modules/files/stream-into-storage.ts) as it is — wrapping
  * it in a Readable only to take it apart again would cost a stream hop per piece.
  */
-export function piecesFrom(source: Readable | AsyncIterable<Buffer>): AsyncIterable<Buffer> {
+export function piecesFrom(source: ByteSource): AsyncIterable<Buffer> {
   return source instanceof Readable ? piecesOf(source) : source;
 }

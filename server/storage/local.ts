@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { piecesFrom } from '../lib/stream-pieces.ts';
+import { piecesFrom, type ByteSource } from '../lib/stream-pieces.ts';
 import { DurableSink } from './durable-sink.ts';
 import { PartialWriteError, STORE_UNAVAILABLE, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 
@@ -68,7 +68,7 @@ export class LocalStorage implements Storage {
     return path.join(this.progressRoot, checkKey(key));
   }
 
-  async writeAt(key: string, offset: number, source: Readable | AsyncIterable<Buffer>, options: WriteAtOptions = {}): Promise<number> {
+  async writeAt(key: string, offset: number, source: ByteSource, options: WriteAtOptions = {}): Promise<number> {
     const file = this.partialPath(key);
     const progress = this.progressDir(key);
     await fsp.mkdir(progress, { recursive: true });

@@ -16,7 +16,7 @@ import {
   UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
-import { piecesFrom } from '../lib/stream-pieces.ts';
+import { piecesFrom, type ByteSource } from '../lib/stream-pieces.ts';
 import { PartialWriteError, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 import { classifyStoreError, isNotFound } from './s3-errors.ts';
 import { cover, coveredBytes, parsePiece, pieceName, piecePrefix, planParts, type PartPlan, type Piece, type Segment } from './s3-pieces.ts';
@@ -101,7 +101,7 @@ export class S3Storage implements Storage {
     }
   }
 
-  async writeAt(key: string, offset: number, source: Readable | AsyncIterable<Buffer>, options: WriteAtOptions = {}): Promise<number> {
+  async writeAt(key: string, offset: number, source: ByteSource, options: WriteAtOptions = {}): Promise<number> {
     checkKey(key);
     const { signal } = options;
     // Reading the source starts at once, while the store is asked where this write continues:

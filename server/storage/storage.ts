@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ByteSource } from '../lib/stream-pieces.ts';
 import { HttpError } from '../http/errors.ts';
 
 /**
@@ -23,7 +24,7 @@ export interface Storage {
    * `source` is a stream or any async iterable of Buffers; an iterable that throws is a source
    * that failed midway.
    */
-  writeAt(key: string, offset: number, source: Readable | AsyncIterable<Buffer>, options?: WriteAtOptions): Promise<number>;
+  writeAt(key: string, offset: number, source: ByteSource, options?: WriteAtOptions): Promise<number>;
   /**
    * How many bytes of `[start, end)` of the unfinished object are durably stored, contiguous
    * from `start`, read from the store itself rather than from a database record: after a
