@@ -207,7 +207,11 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
   fs.chmodSync(path.join(nginxRoot, 'small.bin'), 0o644);
   const smallUrl = await stashUpload(server, token, small, 'small.bin');
   const nginx = await startNginx(nginxRoot, work);
+  // The files host as a deployment on this machine would run it, one process per core as nginx's
+  // `worker_processes auto` does (README "Configuration", FILES_PROCESSES), on the same data.
+  let filesHost: BenchServer | null = null;
   try {
+    filesHost = await startServer({ STASH_ROLES: 'files', FILES_PROCESSES: String(FILES_PROCESSES) }, server.dataDir);
     const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
     const s3Name = s3 ? `${s3.server.filesUrl}/${s3.url.split('/').pop()}` : null;
     const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
@@ -225,30 +229,40 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     );
     rows.push({ benchmark: 'Range: last 1 MiB (curl, new connection each)', stash: timeSummary(range.stash!), baselineName: 'nginx', baseline: timeSummary(range.nginx!), ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time` });
 
-    const seconds = options.quick ? 3 : 8;
-    const stashSmall = `${server.filesUrl}/${smallUrl.split('/').pop()}`;
-    const w: Record<string, { rps: number; p99: number }[]> = { stash: [], nginx: [] };
-    // Both warmed first, as a server in service is: a fresh Node process's first seconds under
-    // wrk run code V8 has not optimised yet, and their p99 was 2-4 x the later runs'.
-    wrk(stashSmall, 2);
-    wrk(`${nginx.url}/small.bin`, 2);
-    for (let r = 0; r < 2; r++) {
-      w.stash!.push(wrk(stashSmall, seconds));
-      w.nginx!.push(wrk(`${nginx.url}/small.bin`, seconds));
-    }
-    const med = (list: { rps: number; p99: number }[], k: 'rps' | 'p99') => median(list.map((x) => x[k]));
-    rows.push({
-      benchmark: `4 kB file, wrk -t2 -c50 -d${seconds}s (2 runs each, after a 2 s warm-up)`,
-      stash: `${med(w.stash!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.stash!, 'p99'))}`,
-      baselineName: 'nginx',
-      baseline: `${med(w.nginx!, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.nginx!, 'p99'))}`,
-      ratio: `${(med(w.stash!, 'rps') / med(w.nginx!, 'rps')).toFixed(2)} × req/s`,
-    });
+    rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, filesHost));
   } finally {
     await nginx.stop();
+    await filesHost?.stop();
     fs.rmSync(small.dir, { recursive: true, force: true });
   }
   return rows;
+}
+
+const FILES_PROCESSES = os.availableParallelism();
+
+/**
+ * 4 kB requests under wrk: Stash's files host as one process (the default) and as one process per
+ * core, against nginx with a worker per core; the three interleaved, each warmed first.
+ */
+function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, filesHost: BenchServer): Row[] {
+  const seconds = options.quick ? 3 : 8;
+  const name = smallUrl.split('/').pop();
+  const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, nginx: nginxUrl };
+  const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], nginx: [] };
+  // Warmed first, as a server in service is: a fresh Node process's first seconds under wrk run
+  // code V8 has not optimised yet, and their p99 was 2-4 x the later runs'.
+  for (const url of Object.values(urls)) wrk(url, 2);
+  for (let r = 0; r < 2; r++) for (const [k, url] of Object.entries(urls)) w[k as keyof typeof urls].push(wrk(url, seconds));
+  const med = (list: { rps: number; p99: number }[], k: 'rps' | 'p99') => median(list.map((x) => x[k]));
+  const nginx = `${med(w.nginx, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.nginx, 'p99'))}`;
+  const row = (label: string, list: { rps: number; p99: number }[]): Row => ({
+    benchmark: `4 kB file, ${label}, wrk -t2 -c50 -d${seconds}s (2 runs each, after a 2 s warm-up)`,
+    stash: `${med(list, 'rps').toFixed(0)} req/s, p99 ${ms(med(list, 'p99'))}`,
+    baselineName: `nginx (${FILES_PROCESSES} workers)`,
+    baseline: nginx,
+    ratio: `${(med(list, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × req/s, ${(med(list, 'p99') / med(w.nginx, 'p99')).toFixed(2)} × p99`,
+  });
+  return [row('one files process', w.one), row(`FILES_PROCESSES=${FILES_PROCESSES}`, w.many)];
 }
 
 /** An S3 row beside the local-disk row it repeats, or why it could not run. */

@@ -50,7 +50,16 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
   const killOnExit = () => server.child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const roles = (env.STASH_ROLES ?? 'api,files').split(',');
-  await waitForHealth(server, [roles.includes('site') ? siteUrl : null, apiUrl, filesUrl].filter((u) => u !== null));
+  const listeners = { site: siteUrl, api: apiUrl, files: filesUrl } as const;
+  await waitForHealth(server, roles.map((r) => listeners[r as keyof typeof listeners]));
+  // One files process answering /healthz is not all of them: the primary says when they all listen.
+  const processes = env.FILES_PROCESSES;
+  if (processes && roles.includes('files')) {
+    while (!server.output().includes(`, ${processes} processes`)) {
+      if (server.child.exitCode !== null) throw new Error(`the server exited:\n${server.output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
   return {
     siteUrl,
     apiUrl,

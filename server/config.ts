@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import type { DonationWallet } from '../contract/site.ts';
 import { DONATION_WALLETS_FORMAT, parseDonationWallets } from './config-wallets.ts';
@@ -44,6 +45,8 @@ export interface Config {
   redisUrl: string | null;
   /** Requests per minute per client IP on the files host (design §6). */
   filesRateLimit: number;
+  /** Issue 9: processes serving the files host on its one port (server/files-processes.ts). */
+  filesProcesses: number;
   /** Issue 8 item 5: connections per client address per listener (0 = no cap; off behind a proxy). */
   maxConnectionsPerIp: number;
   /** Issue 8 item 5: the slowest request body accepted, bytes per second (0 = no check). */
@@ -66,6 +69,8 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const ROLES: readonly Role[] = ['site', 'api', 'files'];
+/** More than a machine has cores would only take turns; this bounds a typo, not a machine. */
+const MAX_FILES_PROCESSES = 64;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
@@ -201,6 +206,15 @@ export function loadConfig(env: Env = process.env): Config {
     return n;
   };
 
+  const filesProcessesRaw = str('FILES_PROCESSES');
+  let filesProcesses = 1;
+  if (filesProcessesRaw === 'auto') filesProcesses = os.availableParallelism();
+  else if (filesProcessesRaw !== null) {
+    const n = Number(filesProcessesRaw);
+    if (Number.isInteger(n) && n >= 1 && n <= MAX_FILES_PROCESSES) filesProcesses = n;
+    else problems.push(`FILES_PROCESSES must be a whole number from 1 to ${MAX_FILES_PROCESSES}, or auto for one per core (got "${filesProcessesRaw}")`);
+  }
+
   const contactEmail = str('CONTACT_EMAIL');
   if (contactEmail !== null && !/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(contactEmail)) {
     problems.push(`CONTACT_EMAIL must be an e-mail address (got "${contactEmail}")`);
@@ -246,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimits: rateRaw !== 'off',
     redisUrl,
     filesRateLimit: count('FILES_RATE_LIMIT', 1200, 1_000_000),
+    filesProcesses,
     // Behind a trusted proxy every socket comes from the proxy: a per-address cap would cap everyone.
     maxConnectionsPerIp: trustProxy === false ? count('MAX_CONNECTIONS_PER_IP', 64, 100_000) : count('MAX_CONNECTIONS_PER_IP', 0, 100_000),
     minBodyRate: count('MIN_BODY_RATE', 1024, 100_000_000),

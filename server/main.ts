@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type Role } from './config.ts';
 import { createDeps } from './deps.ts';
@@ -5,6 +6,7 @@ import { buildApi, buildFilesHost, buildSite } from './app.ts';
 import { bootstrap } from './modules/bootstrap.ts';
 import { startBackgroundJobs } from './jobs.ts';
 import { StorageStartError } from './storage/index.ts';
+import { isFilesProcess, startFilesProcesses, type FilesProcesses } from './files-processes.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -18,8 +20,14 @@ async function main(): Promise<void> {
     throw err;
   }
 
+  const filesProcess = isFilesProcess();
+  // Under another supervisor's cluster (pm2 and the like) this process is already one of several.
+  const forkFiles = !filesProcess && cluster.isPrimary && config.filesProcesses > 1 && config.roles.includes('files');
+  const ownRoles = forkFiles ? config.roles.filter((r) => r !== 'files') : config.roles;
+
   const deps = await createDeps(config);
-  const boot = await bootstrap(deps);
+  // A files process is forked after the primary's bootstrap: there is nothing left for it to do.
+  const boot = filesProcess ? { admin: null } : await bootstrap(deps);
   if (boot.admin) {
     // Printed once, on the start that created them (design §4); only hashes are stored.
     console.log(
@@ -41,27 +49,36 @@ async function main(): Promise<void> {
     files: () => buildFilesHost(deps),
   };
   const apps: FastifyInstance[] = [];
-  for (const role of config.roles) {
+  const listening = (role: Role, note = '') => console.log(`  ${role.padEnd(5)} listening on ${config.host}:${config.ports[role]} (${config.urls[role]})${note}`);
+  for (const role of ownRoles) {
     const app = await builders[role]();
     await app.listen({ port: config.ports[role], host: config.host });
     apps.push(app);
-    console.log(`  ${role.padEnd(5)} listening on ${config.host}:${config.ports[role]} (${config.urls[role]})`);
+    // The primary speaks for its files processes, once.
+    if (!filesProcess) listening(role);
   }
-  const stopJobs = config.roles.includes('api') ? startBackgroundJobs(deps) : async () => {};
+  let filesProcesses: FilesProcesses | null = null;
+  if (forkFiles) {
+    filesProcesses = await startFilesProcesses(config.filesProcesses);
+    listening('files', `, ${config.filesProcesses} processes`);
+  }
+  const stopJobs = ownRoles.includes('api') ? startBackgroundJobs(deps) : async () => {};
 
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    console.log(`${signal}: finishing in-flight requests, then closing`);
+    if (!filesProcess) console.log(`${signal}: finishing in-flight requests, then closing`);
     // Listeners stop accepting first; close() waits for requests already running.
     const timer = setTimeout(() => {
       console.error('shutdown took longer than 30 s; exiting');
       process.exit(1);
     }, 30_000);
     timer.unref();
+    // First, so a files process that got the same signal from the terminal is not replaced.
+    const filesStopped = filesProcesses?.stop();
     await stopJobs();
-    await Promise.allSettled(apps.map((a) => a.close()));
+    await Promise.allSettled([...apps.map((a) => a.close()), filesStopped]);
     await deps.close();
     process.exit(0);
   };

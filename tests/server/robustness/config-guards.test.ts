@@ -47,4 +47,13 @@ describe('configuration guards (issue 8 items 5, 11–13)', () => {
       expect.stringContaining('SERVE_SOURCE_MAPS'),
     ]);
   });
+
+  it('runs the files host as one process unless FILES_PROCESSES asks for more, and refuses a count it cannot run', () => {
+    expect(loadConfig({ DATA_DIR: os.tmpdir() }).filesProcesses).toBe(1);
+    expect(loadConfig({ DATA_DIR: os.tmpdir(), FILES_PROCESSES: '3' }).filesProcesses).toBe(3);
+    expect(loadConfig({ DATA_DIR: os.tmpdir(), FILES_PROCESSES: 'auto' }).filesProcesses).toBe(os.availableParallelism());
+    for (const bad of ['0', '-2', '1.5', 'many', '65']) {
+      expect(problemsOf({ FILES_PROCESSES: bad }), bad).toEqual([`FILES_PROCESSES must be a whole number from 1 to 64, or auto for one per core (got "${bad}")`]);
+    }
+  });
 });
