@@ -111,3 +111,28 @@ describe('the site configuration on a cold load', () => {
     });
   }
 });
+
+// The landing picture is the first screen's Largest Contentful Paint, so it carries
+// fetchPriority="high" (src/features/public/landing-page.tsx). Without it Chromium asks for an
+// image at Low, or Medium for the first few large ones, and raises it only after layout; the
+// request's initial priority, as the DevTools Protocol reports it, shows which one it got.
+describe('the landing page on a cold load', () => {
+  it('the landing picture, the first screen’s largest paint, is fetched at high priority', async () => {
+    const w = await stack.openPage(PHONE);
+    try {
+      const cdp = await w.context.newCDPSession(w.page);
+      const requests: { url: string; initialPriority: string }[] = [];
+      cdp.on('Network.requestWillBeSent', (e) => requests.push({ url: e.request.url, initialPriority: e.request.initialPriority }));
+      await cdp.send('Network.enable');
+      await w.page.goto(stack.siteUrl + '/');
+      const picture = w.page.getByRole('img', { name: /app on a phone/ });
+      await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+      // The URL the browser chose (the <picture> has a dark-scheme source), not one spelled here.
+      const src = await picture.evaluate((img: HTMLImageElement) => img.currentSrc);
+      expect(requests.filter((r) => r.url === src).map((r) => r.initialPriority)).toEqual(['High']);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+});
