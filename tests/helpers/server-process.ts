@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { serverLaunch } from '../../scripts/server-build.mjs';
 
@@ -84,4 +85,21 @@ export async function waitForHealth(server: ServerProcess, origins: string[], ti
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/** The live processes whose parent is `pid`, from /proc (what `ps --ppid` shows): a server's files processes, for one. */
+export function childPids(pid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command's closing parenthesis: state, ppid, …
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) === pid && state !== 'Z') pids.push(Number(entry));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return pids;
 }

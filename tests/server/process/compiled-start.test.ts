@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.ts';
-import { serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { childPids, serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { sendMultipart } from '../../helpers/upload.ts';
 import { SERVER_ENTRY, SERVER_ENV, SERVER_NODE_FLAGS, buildServer, serverBuildIsStale } from '../../../scripts/server-build.mjs';
 
@@ -96,7 +96,7 @@ describe('the compiled server', () => {
     expect(fs.readdirSync(parent)).toEqual(['dist-server']);
   });
 
-  it('starts from the compiled entry without tsx and serves the API, the files host and the site', async () => {
+  it('starts from the compiled entry without tsx and serves the API, the files host (as two processes) and the site', async () => {
     const outDir = fs.mkdtempSync(path.join(ROOT, 'dist-server-test-'));
     cleanup.push(() => fs.rmSync(outDir, { recursive: true, force: true }));
     const entry = await buildServer(ROOT, outDir);
@@ -105,18 +105,24 @@ describe('the compiled server', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-compiled-'));
     cleanup.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
     const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
-    const server: ServerProcess = spawnServer(serverEnv(dataDir, ports, { NODE_OPTIONS: '' }), { compiled: entry });
+    const server: ServerProcess = spawnServer(serverEnv(dataDir, ports, { NODE_OPTIONS: '', FILES_PROCESSES: '2' }), { compiled: entry });
     cleanup.push(() => server.stop());
     const origin = (port: number) => `http://127.0.0.1:${port}`;
     await waitForHealth(server, [origin(ports.site), origin(ports.api), origin(ports.files)], 30_000);
+    await expect.poll(() => server.output(), { timeout: 30_000 }).toContain(', 2 processes');
 
-    const cmdline = fs.readFileSync(`/proc/${server.child.pid}/cmdline`, 'utf8').split('\0');
-    expect(cmdline).toContain(entry);
-    expect(cmdline.join(' ')).not.toMatch(/tsx/);
-    // The memory settings `npm start` runs with (bench/README.md has what each bought).
-    expect(cmdline).toEqual(expect.arrayContaining(SERVER_NODE_FLAGS));
-    const environ = fs.readFileSync(`/proc/${server.child.pid}/environ`, 'utf8').split('\0');
-    for (const [name, value] of Object.entries(SERVER_ENV)) expect(environ).toContain(`${name}=${value}`);
+    // The files processes are forked with the primary's flags and environment (server/files-processes.ts).
+    const filesProcesses = childPids(server.child.pid ?? 0).filter((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(entry));
+    expect(filesProcesses).toHaveLength(2);
+    for (const pid of [server.child.pid, ...filesProcesses]) {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      expect(cmdline).toContain(entry);
+      expect(cmdline.join(' ')).not.toMatch(/tsx/);
+      // The memory settings `npm start` runs with (bench/README.md has what each bought).
+      expect(cmdline).toEqual(expect.arrayContaining(SERVER_NODE_FLAGS));
+      const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      for (const [name, value] of Object.entries(SERVER_ENV)) expect(environ).toContain(`${name}=${value}`);
+    }
 
     const login = await fetch(`${origin(ports.api)}/api/v1/auth/login`, {
       method: 'POST',
@@ -131,6 +137,9 @@ describe('the compiled server', () => {
     const uploaded = await sendMultipart(`${origin(ports.api)}/api/v1/files/upload`, { fields: { token }, file: { data: gif, filename: 'pic.gif' } });
     expect(uploaded.status, JSON.stringify(uploaded.body)).toBe(200);
     expect(uploaded.body.file).toMatchObject({ mime_type: 'image/gif', width: 300, height: 200 });
+    const served = await fetch(`${origin(ports.files)}/${String(uploaded.body.url).split('/').pop()}`);
+    expect(served.status).toBe(200);
+    expect(Buffer.from(await served.arrayBuffer()).equals(gif)).toBe(true);
     const config = (await (await fetch(`${origin(ports.site)}/config.json`)).json()) as Record<string, unknown>;
     expect(config.apiUrl).toBeTypeOf('string');
     const missing = await fetch(`${origin(ports.files)}/abcdefghij.png`);

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.ts';
-import { serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { childPids, serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { postJson, sendMultipart } from '../../helpers/upload.ts';
 
 /**
@@ -41,23 +41,6 @@ afterEach(async () => {
     fs.rmSync(r.dataDir, { recursive: true, force: true });
   }
 });
-
-/** The live processes whose parent is `pid` (from /proc: what `ps --ppid` shows). */
-function childPids(pid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the command's closing parenthesis: state, ppid, …
-      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(ppid) === pid && state !== 'Z') pids.push(Number(entry));
-    } catch {
-      // Gone between the listing and the read.
-    }
-  }
-  return pids;
-}
 
 /** The files processes: the primary's node children (tsx may start an esbuild service too). */
 function filesPids(r: Running): number[] {
