@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../tests/helpers/free-port.ts';
-import { spawnServer, waitForHealth } from '../tests/helpers/server-process.ts';
+import { spawnServer, waitForFilesProcesses, waitForHealth } from '../tests/helpers/server-process.ts';
 import { buildServer } from '../scripts/server-build.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -52,14 +52,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
   const roles = (env.STASH_ROLES ?? 'api,files').split(',');
   const listeners = { site: siteUrl, api: apiUrl, files: filesUrl } as const;
   await waitForHealth(server, roles.map((r) => listeners[r as keyof typeof listeners]));
-  // One files process answering /healthz is not all of them: the primary says when they all listen.
-  const processes = env.FILES_PROCESSES;
-  if (processes && roles.includes('files')) {
-    while (!server.output().includes(`, ${processes} processes`)) {
-      if (server.child.exitCode !== null) throw new Error(`the server exited:\n${server.output()}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  if (env.FILES_PROCESSES && roles.includes('files')) await waitForFilesProcesses(server, Number(env.FILES_PROCESSES));
   return {
     siteUrl,
     apiUrl,

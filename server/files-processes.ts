@@ -33,6 +33,9 @@ export interface FilesProcesses {
 export async function startFilesProcesses(count: number): Promise<FilesProcesses> {
   const live = new Set<Worker>();
   let closing = false;
+  // Until the first start succeeded, a process that cannot listen fails the start (stop() follows),
+  // so starting another would only print a misleading line; one that listened is still replaced.
+  let started = false;
   let respawnDelay = FIRST_RESPAWN_DELAY_MS;
 
   const fork = (): Promise<void> =>
@@ -47,11 +50,12 @@ export async function startFilesProcesses(count: number): Promise<FilesProcesses
       });
       worker.once('exit', (code, signal) => {
         live.delete(worker);
-        if (!listening) reject(new Error(`a files process exited before it listened (${signal ?? `code ${code}`})`));
-        if (closing) return;
+        const how = signal ?? `code ${code}`;
+        if (!listening) reject(new Error(`a files process exited before it listened (${how})`));
+        if (closing || (!listening && !started)) return;
         const delay = respawnDelay;
         if (!listening) respawnDelay = Math.min(respawnDelay * 2, MAX_RESPAWN_DELAY_MS);
-        console.error(`files process ${worker.process.pid} exited (${signal ?? `code ${code}`}); starting another in ${delay / 1000} s`);
+        console.error(`files process ${worker.process.pid} exited (${how}); starting another in ${delay / 1000} s`);
         setTimeout(() => {
           // A replacement that fails is reported and replaced by its own exit handler.
           if (!closing) fork().catch(() => {});
@@ -75,6 +79,7 @@ export async function startFilesProcesses(count: number): Promise<FilesProcesses
 
   try {
     await Promise.all(Array.from({ length: count }, fork));
+    started = true;
   } catch (err) {
     await stop();
     throw err;

@@ -103,3 +103,28 @@ export function childPids(pid: number): number[] {
   }
   return pids;
 }
+
+/** A server's files processes (server/files-processes.ts): its children running its entry (tsx may start an esbuild service too). */
+export function filesProcessPids(server: ServerProcess): number[] {
+  return childPids(server.child.pid ?? 0).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Waits until the primary says all `count` files processes listen — one answering /healthz is
+ * not all of them — and returns their pids; fails early, with the output, if the server exits.
+ */
+export async function waitForFilesProcesses(server: ServerProcess, count: number, timeoutMs = 60_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  while (!server.output().includes(`, ${count} processes`)) {
+    if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
+    if (Date.now() > deadline) throw new Error(`the ${count} files processes never all listened:\n${server.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return filesProcessPids(server);
+}

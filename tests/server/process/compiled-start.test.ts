@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.ts';
-import { childPids, serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { serverEnv, spawnServer, waitForFilesProcesses, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { sendMultipart } from '../../helpers/upload.ts';
 import { SERVER_ENTRY, SERVER_ENV, SERVER_NODE_FLAGS, buildServer, serverBuildIsStale } from '../../../scripts/server-build.mjs';
 
@@ -109,10 +109,8 @@ describe('the compiled server', () => {
     cleanup.push(() => server.stop());
     const origin = (port: number) => `http://127.0.0.1:${port}`;
     await waitForHealth(server, [origin(ports.site), origin(ports.api), origin(ports.files)], 30_000);
-    await expect.poll(() => server.output(), { timeout: 30_000 }).toContain(', 2 processes');
-
     // The files processes are forked with the primary's flags and environment (server/files-processes.ts).
-    const filesProcesses = childPids(server.child.pid ?? 0).filter((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(entry));
+    const filesProcesses = await waitForFilesProcesses(server, 2, 30_000);
     expect(filesProcesses).toHaveLength(2);
     for (const pid of [server.child.pid, ...filesProcesses]) {
       const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

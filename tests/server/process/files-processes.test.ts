@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.ts';
-import { childPids, serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { childPids, filesProcessPids, serverEnv, spawnServer, waitForFilesProcesses, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { postJson, sendMultipart } from '../../helpers/upload.ts';
 
 /**
@@ -41,17 +41,6 @@ afterEach(async () => {
     fs.rmSync(r.dataDir, { recursive: true, force: true });
   }
 });
-
-/** The files processes: the primary's node children (tsx may start an esbuild service too). */
-function filesPids(r: Running): number[] {
-  return childPids(r.child.pid ?? 0).filter((pid) => {
-    try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('main.');
-    } catch {
-      return false;
-    }
-  });
-}
 
 function kill(pid: number, signal: NodeJS.Signals = 'SIGKILL'): void {
   try {
@@ -91,17 +80,16 @@ async function signIn(apiUrl: string): Promise<string> {
 
 const origin = (port: number) => `http://127.0.0.1:${port}`;
 
-/** Up once the primary says every files process listens (one answering /healthz is not all of them). */
-async function allListening(r: Running): Promise<void> {
+/** Up once every files process listens; their pids. */
+async function allListening(r: Running): Promise<number[]> {
   await waitForHealth(r, [origin(r.ports.api), origin(r.ports.files)], 60_000);
-  await expect.poll(() => r.output(), { timeout: 60_000, interval: 100 }).toContain(`files listening on 127.0.0.1:${r.ports.files} (http://127.0.0.1:${r.ports.files}), 2 processes`);
+  return waitForFilesProcesses(r, 2);
 }
 
 describe('FILES_PROCESSES (issue 9: the files host on every core)', () => {
   it('serves a file from every files process and, once it is deleted, answers 404 on every connection at once', async () => {
     const r = await start({ FILES_PROCESSES: '2', LOG_LEVEL: 'info' });
-    await allListening(r);
-    const workers = filesPids(r);
+    const workers = await allListening(r);
     expect(workers).toHaveLength(2);
 
     const token = await signIn(origin(r.ports.api));
@@ -138,8 +126,7 @@ describe('FILES_PROCESSES (issue 9: the files host on every core)', () => {
 
   it('replaces a files process that dies, and SIGTERM stops the primary and every files process', async () => {
     const r = await start({ FILES_PROCESSES: '2' });
-    await allListening(r);
-    const [first, second] = filesPids(r);
+    const [first, second] = await allListening(r);
     expect(second).toBeDefined();
 
     kill(first ?? 0);
@@ -147,9 +134,9 @@ describe('FILES_PROCESSES (issue 9: the files host on every core)', () => {
     // The other process answers while the replacement starts.
     expect((await fetch(`${origin(r.ports.files)}/healthz`)).status).toBe(200);
     await expect
-      .poll(() => filesPids(r).filter((pid) => pid !== first && pid !== second).length, { timeout: 60_000, interval: 200 })
+      .poll(() => filesProcessPids(r).filter((pid) => pid !== first && pid !== second).length, { timeout: 60_000, interval: 200 })
       .toBe(1);
-    const now = filesPids(r);
+    const now = filesProcessPids(r);
     expect(now).toHaveLength(2);
     await waitForHealth(r, [origin(r.ports.files)], 30_000);
 
@@ -168,6 +155,8 @@ describe('FILES_PROCESSES (issue 9: the files host on every core)', () => {
       expect(await r.exited).toBe(1);
       expect(r.output()).toContain('EADDRINUSE');
       expect(r.output()).toContain('a files process exited before it listened');
+      // A start that failed replaces nothing, and says nothing about replacing.
+      expect(r.output()).not.toContain('starting another');
     } finally {
       taken.close();
     }
