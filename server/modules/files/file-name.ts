@@ -13,7 +13,9 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066
 /** Half a character (a multipart file name can carry one): dropped, never stored as U+FFFD. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+// Made on first use: ICU's break-iterator data costs every process ~2.6 MiB resident (bench/README.md),
+// and only a name longer than MAX_NAME_CHARS needs it.
+let graphemes: Intl.Segmenter | null = null;
 
 /**
  * Cuts to at most `max` code points without splitting a character: whole grapheme clusters
@@ -23,6 +25,7 @@ export function cutToCharacters(text: string, max: number): string {
   if ([...text].length <= max) return text;
   let out = '';
   let used = 0;
+  graphemes ??= new Intl.Segmenter('en', { granularity: 'grapheme' });
   for (const { segment } of graphemes.segment(text)) {
     const n = [...segment].length;
     if (used + n > max) break;
