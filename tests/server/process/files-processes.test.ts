@@ -80,10 +80,12 @@ async function signIn(apiUrl: string): Promise<string> {
 
 const origin = (port: number) => `http://127.0.0.1:${port}`;
 
-/** Up once every files process listens; their pids. */
+/** Up once every files process listens, which the primary says once, with the files host's address; their pids. */
 async function allListening(r: Running): Promise<number[]> {
   await waitForHealth(r, [origin(r.ports.api), origin(r.ports.files)], 60_000);
-  return waitForFilesProcesses(r, 2);
+  const pids = await waitForFilesProcesses(r, 2);
+  expect(r.output()).toContain(`files listening on 127.0.0.1:${r.ports.files} (http://127.0.0.1:${r.ports.files}), 2 processes`);
+  return pids;
 }
 
 describe('FILES_PROCESSES (issue 9: the files host on every core)', () => {
