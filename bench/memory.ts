@@ -23,8 +23,16 @@ const ROUNDS = options.quick ? 2 : 3;
 const SETTLE_MS = 25_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** One server's round: resident sizes in bytes, and how long the uploads took. */
+interface Reading {
+  started: number;
+  idle: number;
+  peak: number;
+  seconds: number;
+}
+
 /** Resident size just after start and once idle, then the peak while `work` runs (sampled every 50 ms and the kernel's high-water mark). */
-async function peakWhile(pid: number, work: () => Promise<unknown>): Promise<{ started: number; idle: number; peak: number; seconds: number }> {
+async function peakWhile(pid: number, work: () => Promise<unknown>): Promise<Reading> {
   await sleep(1000);
   const started = memoryOf(pid).rss;
   const deadline = Date.now() + SETTLE_MS;
@@ -56,7 +64,7 @@ export async function memoryUnderUploads(): Promise<Row[]> {
   const src = makeSource(SIZE, 11);
   const stash: Sample = { started: [], idle: [], peak: [] };
   const tus: Sample = { started: [], idle: [], peak: [] };
-  const record = (into: Sample, got: { started: number; idle: number; peak: number; seconds: number }) => {
+  const record = (into: Sample, got: Reading) => {
     into.started.push(got.started);
     into.idle.push(got.idle);
     into.peak.push(got.peak);
