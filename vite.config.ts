@@ -3,6 +3,7 @@ import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import { VitePWA } from 'vite-plugin-pwa';
 import { precompressDir } from './scripts/precompress.mjs';
+import { prerenderLanding } from './scripts/prerender.mjs';
 
 /** Design §11: .br and .gz twins of the built text files (scripts/precompress.mjs). */
 function precompress(): Plugin {
@@ -20,6 +21,23 @@ function precompress(): Plugin {
       handler() {
         precompressDir(outDir);
       },
+    },
+  };
+}
+
+/** Issue 9: the landing page's markup for the site to serve at `/` (scripts/prerender.mjs). */
+function prerender(): Plugin {
+  let root = '.';
+  let outDir = 'dist';
+  return {
+    name: 'stash-prerender',
+    apply: 'build',
+    configResolved(config) {
+      root = config.root;
+      outDir = path.resolve(config.root, config.build.outDir);
+    },
+    async closeBundle() {
+      await prerenderLanding(root, outDir);
     },
   };
 }
@@ -85,6 +103,7 @@ export default defineConfig({
       },
       devOptions: { enabled: false },
     }),
+    prerender(),
     precompress(),
   ],
   build: {

@@ -1,5 +1,5 @@
 import { StrictMode } from 'react';
-import { createRoot } from 'react-dom/client';
+import { createRoot, hydrateRoot } from 'react-dom/client';
 import { RouterProvider } from 'react-router-dom';
 import { router } from './app/router.tsx';
 import { loadRuntimeConfig, getRuntimeConfig } from './lib/runtime-config.ts';
@@ -7,7 +7,10 @@ import { initSentry } from './lib/sentry.ts';
 import './styles/index.css';
 import { registerPwa } from './lib/pwa.ts';
 
-const root = createRoot(document.getElementById('root')!);
+const container = document.getElementById('root')!;
+// Issue 9: `/` arrives with the landing page already in its HTML (server/site/landing.ts). Taking
+// those nodes over keeps what is painted; a fresh root would empty the element first.
+const prerendered = container.firstElementChild !== null;
 
 async function start() {
   try {
@@ -15,7 +18,7 @@ async function start() {
   } catch (err) {
     // Without /config.json the app cannot know its API host (design §2); say so instead of a blank page.
     console.error(err);
-    root.render(
+    createRoot(container).render(
       <main style={{ padding: '2rem', fontFamily: 'system-ui' }}>
         <h1>Stash could not start</h1>
         <p>The site configuration could not be loaded. Check your connection and reload the page.</p>
@@ -26,11 +29,13 @@ async function start() {
   document.title = getRuntimeConfig().siteName;
   registerPwa();
   void initSentry(getRuntimeConfig()).catch((err: unknown) => console.error('Sentry did not start', err));
-  root.render(
+  const app = (
     <StrictMode>
       <RouterProvider router={router} />
-    </StrictMode>,
+    </StrictMode>
   );
+  if (prerendered) hydrateRoot(container, app);
+  else createRoot(container).render(app);
 }
 
 void start();

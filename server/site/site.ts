@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 import type { RuntimeConfig } from '../../contract/site.ts';
 import { isClientRoute } from '../../contract/site-routes.ts';
-
+import { landingPage, registerLanding } from './landing.ts';
 
 export function runtimeConfig(deps: Deps): RuntimeConfig {
   const { config } = deps;
@@ -29,7 +29,8 @@ export function runtimeConfig(deps: Deps): RuntimeConfig {
 export const DIST_DIR = path.resolve(import.meta.dirname, '../../dist');
 
 export async function registerSite(app: FastifyInstance, deps: Deps, distDir = DIST_DIR): Promise<void> {
-  const body = JSON.stringify(runtimeConfig(deps));
+  const config = runtimeConfig(deps);
+  const body = JSON.stringify(config);
   app.get('/config.json', async (_req, reply) =>
     reply.header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-cache').send(body),
   );
@@ -39,6 +40,8 @@ export async function registerSite(app: FastifyInstance, deps: Deps, distDir = D
     app.setNotFoundHandler((_req, reply) => reply.status(503).type('text/plain').send('The web app has not been built yet: run `npm run build`.'));
     return;
   }
+  const landing = landingPage(distDir, fs.readFileSync(index, 'utf8'), config);
+  if (landing) registerLanding(app, landing);
   await app.register(fastifyStatic, {
     root: distDir,
     // Design §11: the build's .br/.gz twins (vite.config.ts), chosen by Accept-Encoding, with Vary.

@@ -136,3 +136,61 @@ describe('the landing page on a cold load', () => {
     }
   });
 });
+
+// Issue 9, first paint: `/` is served with the landing page already in its HTML (server/site/
+// landing.ts), so it paints before, and without, any JavaScript; when the app starts, its first
+// render finds the same nodes and keeps them (no flash, no second largest paint).
+describe('the landing page from its HTML', () => {
+  it('paints, styled, with JavaScript turned off', async () => {
+    const context = await stack.browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    try {
+      const page = await context.newPage();
+      await page.goto(stack.siteUrl + '/');
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Stash');
+      expect(await page.getByRole('link', { name: 'Login', exact: true }).last().isVisible()).toBe(true);
+      expect(await page.getByRole('link', { name: 'Register with an invite' }).isVisible()).toBe(true);
+      expect(await page.getByRole('img', { name: /app on a phone/ }).isVisible()).toBe(true);
+      // The stylesheet applies: at phone width the navigation is folded behind its toggle.
+      expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(true);
+      expect(await page.getByRole('link', { name: 'Privacy Policy' }).isVisible()).toBe(false);
+      await screenshot(page, 'landing-390-no-javascript');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('is taken over by the app without replacing a node', async () => {
+    const w = await stack.openPage(PHONE);
+    try {
+      // Before the page's own scripts: remember the parsed picture and count every element the
+      // app takes out of the document.
+      await w.context.addInitScript(() => {
+        const seen = window as unknown as { firstPicture: Element | null; removed: string[] };
+        seen.firstPicture = null;
+        seen.removed = [];
+        new MutationObserver((records) => {
+          seen.firstPicture ??= document.querySelector('#root img');
+          for (const r of records) for (const n of Array.from(r.removedNodes)) if (n instanceof Element) seen.removed.push(n.outerHTML.slice(0, 80));
+        }).observe(document, { childList: true, subtree: true });
+      });
+      await w.page.goto(stack.siteUrl + '/');
+      // The menu toggle opens only once the app has attached its handlers.
+      const toggle = w.page.getByRole('button', { name: 'Menu' });
+      await expect
+        .poll(async () => {
+          if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
+          return toggle.getAttribute('aria-expanded');
+        })
+        .toBe('true');
+      expect(await w.page.getByRole('link', { name: 'Privacy Policy' }).isVisible()).toBe(true);
+      const kept = await w.page.evaluate(() => {
+        const seen = window as unknown as { firstPicture: Element | null; removed: string[] };
+        return { samePicture: seen.firstPicture !== null && seen.firstPicture === document.querySelector('#root img'), removed: seen.removed };
+      });
+      expect(kept).toEqual({ samePicture: true, removed: [] });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
+});
