@@ -42,8 +42,8 @@ export function landingPage(distDir: string, shell: string, config: Pick<Runtime
 
 /**
  * Issue 9: `/` is answered with the landing page already in its HTML, so the first paint needs
- * no JavaScript; main.tsx's first render finds the same nodes and keeps them (Preact reuses the
- * DOM it is given). Compressed once here, as the build's own files are (design §11).
+ * no JavaScript; main.tsx hydrates those nodes instead of rendering anew, so they stay.
+ * Compressed once here, as the build's own files are (design §11).
  */
 export function registerLanding(app: FastifyInstance, html: string): void {
   const encoded = {
