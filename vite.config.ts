@@ -4,6 +4,7 @@ import react from '@vitejs/plugin-react';
 import { VitePWA } from 'vite-plugin-pwa';
 import { precompressDir } from './scripts/precompress.mjs';
 import { prerenderLanding } from './scripts/prerender.mjs';
+import { reactToPreact } from './scripts/react-to-preact.mjs';
 
 /** Design §11: .br and .gz twins of the built text files (scripts/precompress.mjs). */
 function precompress(): Plugin {
@@ -42,23 +43,11 @@ function prerender(): Plugin {
   };
 }
 
-/**
- * Issue 9: React 19 + ReactDOM alone are 58 KiB of brotli, the whole first-load budget of `/`
- * (60 KiB). The shipped app runs on preact/compat (about 11 KiB) under React's import names, so
- * src/ keeps writing React; exact specifiers first, since an alias is a prefix match.
- */
-export const reactToPreact = [
-  { find: /^react-dom\/client$/, replacement: 'preact/compat/client' },
-  { find: /^react-dom\/test-utils$/, replacement: 'preact/test-utils' },
-  { find: /^react-dom$/, replacement: 'preact/compat' },
-  { find: /^react\/jsx-runtime$/, replacement: 'preact/jsx-runtime' },
-  { find: /^react\/jsx-dev-runtime$/, replacement: 'preact/jsx-dev-runtime' },
-  { find: /^react$/, replacement: 'preact/compat' },
-];
 
 // The API and files hosts come from /config.json at run time (design §2), so nothing
 // deployment-specific is baked into the build.
 export default defineConfig({
+  // React's names on preact/compat (scripts/react-to-preact.mjs says why).
   resolve: { alias: reactToPreact },
   plugins: [
     react(),

@@ -7,12 +7,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { reactToPreact } from './react-to-preact.mjs';
 
 /** Where the markup goes, beside the shell it is spliced into. */
-export const PRERENDER_FILE = path.join('prerender', 'landing.json');
+const PRERENDER_FILE = path.join('prerender', 'landing.json');
 
 /** Text that no escaping changes and no site name or URL is likely to hold. */
 const PLACEHOLDERS = { siteName: '%%STASH_SITE_NAME%%', communityUrl: '%%STASH_COMMUNITY_URL%%' };
+
+/** React's names resolved as the browser build resolves them (vite.config.ts's alias). */
+const preactForReact = {
+  name: 'react-to-preact',
+  setup(esbuild) {
+    for (const { find, replacement } of reactToPreact) {
+      esbuild.onResolve({ filter: find }, (args) => esbuild.resolve(replacement, { kind: args.kind, resolveDir: args.resolveDir }));
+    }
+  },
+};
 
 /** Bundles the entry as the browser build does (React's names on preact/compat, CSS left out) and loads it. */
 async function loadRenderer(root) {
@@ -22,7 +33,7 @@ async function loadRenderer(root) {
     platform: 'node',
     format: 'esm',
     jsx: 'automatic',
-    alias: { react: 'preact/compat', 'react-dom': 'preact/compat' },
+    plugins: [preactForReact],
     loader: { '.css': 'empty' },
     define: { 'process.env.NODE_ENV': '"production"' },
     write: false,

@@ -1,0 +1,1 @@
+export declare const reactToPreact: { find: RegExp; replacement: string }[];
