@@ -3,7 +3,7 @@ import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import { VitePWA } from 'vite-plugin-pwa';
 import { precompressDir } from './scripts/precompress.mjs';
-import { prerenderLanding } from './scripts/prerender.mjs';
+import { prerenderPublicPages } from './scripts/prerender.mjs';
 import { reactToPreact } from './scripts/react-to-preact.mjs';
 
 /** Design §11: .br and .gz twins of the built text files (scripts/precompress.mjs). */
@@ -26,7 +26,7 @@ function precompress(): Plugin {
   };
 }
 
-/** Issue 9: the landing page's markup for the site to serve at `/` (scripts/prerender.mjs). */
+/** Issue 9: the public pages' markup for the site to serve (scripts/prerender.mjs). */
 function prerender(): Plugin {
   let root = '.';
   let outDir = 'dist';
@@ -38,7 +38,7 @@ function prerender(): Plugin {
       outDir = path.resolve(config.root, config.build.outDir);
     },
     async closeBundle() {
-      await prerenderLanding(root, outDir);
+      await prerenderPublicPages(root, outDir);
     },
   };
 }

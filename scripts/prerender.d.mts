@@ -1,1 +1,1 @@
-export declare function prerenderLanding(root: string, outDir: string): Promise<string>;
+export declare function prerenderPublicPages(root: string, outDir: string): Promise<string>;

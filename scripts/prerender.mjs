@@ -1,7 +1,7 @@
-// Issue 9: `/` paints from its HTML. The landing page is rendered at build time from the same
-// components the app runs (src/prerender/landing.tsx), with placeholders for the two values it
-// takes from /config.json; the site (server/site/landing.ts) fills them in once at start, so one
-// build still serves every deployment (design §2).
+// Issue 9: the public pages paint from their HTML. They are rendered at build time from the same
+// components the app runs (src/prerender/public-pages.tsx), with placeholders for the text they
+// take from /config.json; the site (server/site/prerendered.ts) fills them in once at start, so
+// one build still serves every deployment (design §2).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,10 +10,13 @@ import { build } from 'esbuild';
 import { reactToPreact } from './react-to-preact.mjs';
 
 /** Where the markup goes, beside the shell it is spliced into. */
-const PRERENDER_FILE = path.join('prerender', 'landing.json');
+const PRERENDER_FILE = path.join('prerender', 'pages.json');
 
-/** Text that no escaping changes and no site name or URL is likely to hold. */
-const PLACEHOLDERS = { siteName: '%%STASH_SITE_NAME%%', communityUrl: '%%STASH_COMMUNITY_URL%%' };
+/** Text that no escaping changes and no site name, URL or address is likely to hold. */
+const PLACEHOLDERS = { siteName: '%%STASH_SITE_NAME%%', communityUrl: '%%STASH_COMMUNITY_URL%%', contactEmail: '%%STASH_CONTACT_EMAIL%%' };
+
+/** Stands in for the operator's wallets, only to find the pages that list them. */
+const SAMPLE_WALLETS = [{ label: 'Sample', address: 'sample-address' }];
 
 /** React's names resolved as the browser build resolves them (vite.config.ts's alias). */
 const preactForReact = {
@@ -28,7 +31,7 @@ const preactForReact = {
 /** Bundles the entry as the browser build does (React's names on preact/compat, CSS left out) and loads it. */
 async function loadRenderer(root) {
   const out = await build({
-    entryPoints: [path.join(root, 'src/prerender/landing.tsx')],
+    entryPoints: [path.join(root, 'src/prerender/public-pages.tsx')],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -41,7 +44,7 @@ async function loadRenderer(root) {
   });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-prerender-'));
   try {
-    const file = path.join(dir, 'landing.mjs');
+    const file = path.join(dir, 'public-pages.mjs');
     fs.writeFileSync(file, out.outputFiles[0].contents);
     return await import(pathToFileURL(file).href);
   } finally {
@@ -49,16 +52,36 @@ async function loadRenderer(root) {
   }
 }
 
-/** Writes `<outDir>/prerender/landing.json`: the markup with and without a community link. */
-export async function prerenderLanding(root, outDir) {
-  const { renderLanding } = await loadRenderer(root);
-  const markup = {
-    placeholders: PLACEHOLDERS,
-    withCommunity: renderLanding({ siteName: PLACEHOLDERS.siteName, communityUrl: PLACEHOLDERS.communityUrl }),
-    withoutCommunity: renderLanding({ siteName: PLACEHOLDERS.siteName, communityUrl: null }),
-  };
+/**
+ * The markup of every prerendered page for each shape its optional values give it: `variants`
+ * is keyed by whether a community link and a contact address are set ("10": community only).
+ * A page whose markup changes with donation wallets is marked `withoutWalletsOnly`: the site
+ * fills in text, it does not build lists, so with wallets configured that page is left to the app.
+ */
+export async function prerenderPublicPages(root, outDir) {
+  const { renderPublicPage, PRERENDERED_PATHS } = await loadRenderer(root);
+  const pages = {};
+  for (const pathname of PRERENDERED_PATHS) {
+    const variants = {};
+    let title = '';
+    for (const community of [true, false]) {
+      for (const contact of [true, false]) {
+        const config = {
+          siteName: PLACEHOLDERS.siteName,
+          communityUrl: community ? PLACEHOLDERS.communityUrl : null,
+          contactEmail: contact ? PLACEHOLDERS.contactEmail : null,
+          donationWallets: [],
+        };
+        const page = renderPublicPage(pathname, config);
+        variants[`${Number(community)}${Number(contact)}`] = page.markup;
+        title = page.title;
+      }
+    }
+    const withWallets = renderPublicPage(pathname, { siteName: PLACEHOLDERS.siteName, communityUrl: null, contactEmail: null, donationWallets: SAMPLE_WALLETS });
+    pages[pathname] = { title, variants, withoutWalletsOnly: withWallets.markup !== variants['00'] };
+  }
   const file = path.join(outDir, PRERENDER_FILE);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify(markup));
+  fs.writeFileSync(file, JSON.stringify({ placeholders: PLACEHOLDERS, pages }));
   return file;
 }

@@ -8,8 +8,9 @@ import './styles/index.css';
 import { registerPwa } from './lib/pwa.ts';
 
 const container = document.getElementById('root')!;
-// Issue 9: `/` arrives with the landing page already in its HTML (server/site/landing.ts). Taking
-// those nodes over keeps what is painted; a fresh root would empty the element first.
+// Issue 9: `/` and the other public pages arrive with their content already in the HTML
+// (server/site/prerendered.ts). Taking those nodes over keeps what is painted; a fresh root would
+// empty the element first.
 const prerendered = container.firstElementChild !== null;
 
 async function start() {

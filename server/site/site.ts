@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 import type { RuntimeConfig } from '../../contract/site.ts';
 import { isClientRoute } from '../../contract/site-routes.ts';
-import { landingPage, registerLanding } from './landing.ts';
+import { prerenderedPages, registerPrerendered } from './prerendered.ts';
 
 export function runtimeConfig(deps: Deps): RuntimeConfig {
   const { config } = deps;
@@ -40,8 +40,7 @@ export async function registerSite(app: FastifyInstance, deps: Deps, distDir = D
     app.setNotFoundHandler((_req, reply) => reply.status(503).type('text/plain').send('The web app has not been built yet: run `npm run build`.'));
     return;
   }
-  const landing = landingPage(distDir, fs.readFileSync(index, 'utf8'), config);
-  if (landing) registerLanding(app, landing);
+  registerPrerendered(app, prerenderedPages(distDir, fs.readFileSync(index, 'utf8'), config));
   await app.register(fastifyStatic, {
     root: distDir,
     // Design §11: the build's .br/.gz twins (vite.config.ts), chosen by Accept-Encoding, with Vary.

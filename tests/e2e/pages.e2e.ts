@@ -137,10 +137,11 @@ describe('the landing page on a cold load', () => {
   });
 });
 
-// Issue 9, first paint: `/` is served with the landing page already in its HTML (server/site/
-// landing.ts), so it paints before, and without, any JavaScript; when the app starts, its first
-// render finds the same nodes and keeps them (no flash, no second largest paint).
-describe('the landing page from its HTML', () => {
+// Issue 9, first paint: `/`, `/privacy`, `/tos` and `/faq` are served with their content already in
+// the HTML (server/site/prerendered.ts), so they paint before, and without, any JavaScript; when the
+// app starts, its first render finds the same nodes and keeps them (no flash, no second largest
+// paint).
+describe('the public pages from their HTML', () => {
   it('paints, styled, with JavaScript turned off', async () => {
     const context = await stack.browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
     try {
@@ -159,21 +160,28 @@ describe('the landing page from its HTML', () => {
     }
   });
 
-  it('is taken over by the app without replacing a node', async () => {
+  // `/`'s picture is its largest paint; the FAQ's heading stands for a text page.
+  it.each([
+    ['/', '#root img'],
+    ['/faq', '#root h1'],
+  ])('%s is taken over by the app without replacing a node', async (url, selector) => {
     const w = await stack.openPage(PHONE);
     try {
-      // Before the page's own scripts: remember the parsed picture and count every element the
-      // app takes out of the document.
-      await w.context.addInitScript(() => {
-        const seen = window as unknown as { firstPicture: Element | null; removed: string[] };
-        seen.firstPicture = null;
+      // Before the page's own scripts: remember the element as parsed from the HTML and count
+      // every element the app takes out of the document.
+      await w.context.addInitScript((selector) => {
+        const seen = window as unknown as { parsed: Element | null; removed: string[] };
+        seen.parsed = null;
         seen.removed = [];
+        // 'interactive': the document is parsed and no module script has run yet.
+        document.addEventListener('readystatechange', () => {
+          if (document.readyState === 'interactive') seen.parsed = document.querySelector(selector);
+        });
         new MutationObserver((records) => {
-          seen.firstPicture ??= document.querySelector('#root img');
           for (const r of records) for (const n of Array.from(r.removedNodes)) if (n instanceof Element) seen.removed.push(n.outerHTML.slice(0, 80));
         }).observe(document, { childList: true, subtree: true });
-      });
-      await w.page.goto(stack.siteUrl + '/');
+      }, selector);
+      await w.page.goto(stack.siteUrl + url);
       // The menu toggle opens only once the app has attached its handlers.
       const toggle = w.page.getByRole('button', { name: 'Menu' });
       await expect
@@ -182,15 +190,33 @@ describe('the landing page from its HTML', () => {
           return toggle.getAttribute('aria-expanded');
         })
         .toBe('true');
-      expect(await w.page.getByRole('link', { name: 'Privacy Policy' }).isVisible()).toBe(true);
-      const kept = await w.page.evaluate(() => {
-        const seen = window as unknown as { firstPicture: Element | null; removed: string[] };
-        return { samePicture: seen.firstPicture !== null && seen.firstPicture === document.querySelector('#root img'), removed: seen.removed };
-      });
-      expect(kept).toEqual({ samePicture: true, removed: [] });
+      const kept = await w.page.evaluate((selector) => {
+        const seen = window as unknown as { parsed: Element | null; removed: string[] };
+        return { sameElement: seen.parsed !== null && seen.parsed === document.querySelector(selector), removed: seen.removed };
+      }, selector);
+      expect(kept).toEqual({ sameElement: true, removed: [] });
+      // The app's own links work on the taken-over page: off to the terms without a reload.
+      await w.page.getByRole('link', { name: 'Terms of Service' }).click();
+      await expect.poll(() => w.page.getByRole('heading', { level: 1 }).textContent()).toBe('Terms of Service');
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();
+    }
+  });
+
+  it('the privacy policy, the terms and the FAQ paint with JavaScript turned off', async () => {
+    const context = await stack.browser.newContext({ viewport: PHONE, javaScriptEnabled: false });
+    try {
+      const page = await context.newPage();
+      for (const [url, heading] of [['/privacy', 'Privacy Policy'], ['/tos', 'Terms of Service'], ['/faq', 'FAQ']]) {
+        await page.goto(stack.siteUrl + url);
+        expect(await page.getByRole('heading', { level: 1 }).textContent(), url).toBe(heading);
+        expect(await page.title(), url).toBe(`${heading} · Stash`);
+        expect(await page.getByRole('banner').getByRole('link', { name: 'Stash' }).isVisible(), url).toBe(true);
+      }
+      expect(await page.getByRole('table').getByRole('cell', { name: '$131' }).isVisible()).toBe(true);
+    } finally {
+      await context.close();
     }
   });
 });

@@ -7,23 +7,24 @@ import { JSDOM } from 'jsdom';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { registerSite } from '../../server/site/site.ts';
-import { prerenderLanding } from '../../scripts/prerender.mjs';
+import { prerenderPublicPages } from '../../scripts/prerender.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SHELL = '<!doctype html><html><head><title>Stash</title></head><body><div id="root"></div></body></html>';
 
 /**
- * Issue 9: `/` is the landing page already rendered (the build renders the real components once,
- * the site fills in this deployment's name and community link), so it paints without JavaScript.
+ * Issue 9: `/`, `/privacy`, `/tos` and `/faq` arrive already rendered (the build renders the real
+ * components once, the site fills in this deployment's name, community link and contact
+ * address), so they paint without JavaScript.
  */
-describe('the landing page in the HTML of /', () => {
+describe('the public pages in their HTML', () => {
   let dist: string;
   const started: Array<{ t: TestApp; site: FastifyInstance }> = [];
 
   beforeAll(async () => {
     dist = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-landing-'));
     fs.writeFileSync(path.join(dist, 'index.html'), SHELL);
-    await prerenderLanding(ROOT, dist);
+    await prerenderPublicPages(ROOT, dist);
   });
   afterAll(async () => {
     for (const { t, site } of started) {
@@ -48,7 +49,7 @@ describe('the landing page in the HTML of /', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     const doc = documentOf(res.body);
-    expect(doc.title).toBe(`Tom & Jerry's <b>Files</b> $& $'`);
+    expect(doc.title).toBe(`Tom & Jerry's <b>Files</b> $& $' · Invite-only file hosting`);
     expect(doc.querySelector('#root h1')?.textContent).toBe(`Tom & Jerry's <b>Files</b> $& $'`);
     expect(doc.querySelector('#root b')).toBeNull();
     const community = [...doc.querySelectorAll('#root a')].find((a) => a.textContent === 'Join the community');
@@ -66,6 +67,41 @@ describe('the landing page in the HTML of /', () => {
     expect(button?.hasAttribute('disabled')).toBe(true);
   });
 
+  it('paints the privacy policy, the terms and the FAQ with their titles and the contact address', async () => {
+    const name = `Tom & Jerry's <b>Files</b> $&`;
+    const site = await siteWith({ SITE_NAME: name, CONTACT_EMAIL: "o'brien+$&@mail.example" });
+    const privacy = documentOf((await site.inject({ method: 'GET', url: '/privacy' })).body);
+    expect(privacy.title).toBe(`Privacy Policy · ${name}`);
+    expect(privacy.querySelector('#root h1')?.textContent).toBe('Privacy Policy');
+    expect(privacy.querySelector('#root main p')?.textContent).toBe(`${name} keeps as little about you as it can to run the service.`);
+    const mail = privacy.querySelector('#root a[href^="mailto:"]');
+    expect(mail?.getAttribute('href')).toBe("mailto:o'brien+$&@mail.example");
+    expect(mail?.textContent).toBe("o'brien+$&@mail.example");
+    const tos = documentOf((await site.inject({ method: 'GET', url: '/tos' })).body);
+    expect(tos.title).toBe(`Terms of Service · ${name}`);
+    expect(tos.querySelector('#root main p')?.textContent).toBe(`By using ${name} you are granted a licence to use the service on these terms.`);
+    const faq = documentOf((await site.inject({ method: 'GET', url: '/faq' })).body);
+    expect(faq.title).toBe(`FAQ · ${name}`);
+    expect(faq.querySelector('#root main')?.textContent).toContain('No donation wallets are listed yet.');
+    // The layout's navigation marks the page it is on, as the app does.
+    expect(faq.querySelector('#root nav a[aria-current="page"]')?.textContent).toBe('FAQ');
+    for (const doc of [privacy, tos, faq]) expect(doc.documentElement.outerHTML).not.toContain('%%STASH');
+  });
+
+  it('says there is no contact address yet when none is configured', async () => {
+    const site = await siteWith({});
+    const privacy = documentOf((await site.inject({ method: 'GET', url: '/privacy' })).body);
+    expect(privacy.querySelector('#root a[href^="mailto:"]')).toBeNull();
+    expect(privacy.querySelector('#root main')?.textContent).toContain('who has not published a contact address here yet');
+  });
+
+  it('leaves the FAQ to the app when donation wallets are configured, and still prerenders the rest', async () => {
+    const site = await siteWith({ DONATION_WALLETS: 'Bitcoin=bc1qexampleaddress' });
+    expect((await site.inject({ method: 'GET', url: '/faq' })).body).toBe(SHELL);
+    const landing = documentOf((await site.inject({ method: 'GET', url: '/' })).body);
+    expect(landing.querySelector('#root h1')?.textContent).toBe('Stash');
+  });
+
   it('answers other routes with the plain shell, which the app renders itself', async () => {
     const site = await siteWith({});
     for (const url of ['/login', '/dashboard', '/index.html']) {
@@ -74,30 +110,30 @@ describe('the landing page in the HTML of /', () => {
     }
   });
 
-  it('sends / compressed by Accept-Encoding, revalidated, and 304 for the copy the browser has', async () => {
+  it.each(['/', '/tos'])('sends %s compressed by Accept-Encoding, revalidated, and 304 for the copy the browser has', async (url) => {
     const site = await siteWith({});
-    const plain = await site.inject({ method: 'GET', url: '/' });
+    const plain = await site.inject({ method: 'GET', url });
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.headers['cache-control']).toBe('no-cache');
     expect(String(plain.headers.vary)).toMatch(/accept-encoding/i);
-    const br = await site.inject({ method: 'GET', url: '/', headers: { 'accept-encoding': 'gzip, deflate, br' } });
+    const br = await site.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip, deflate, br' } });
     expect(br.headers['content-encoding']).toBe('br');
     expect(zlib.brotliDecompressSync(br.rawPayload).toString()).toBe(plain.body);
-    const gz = await site.inject({ method: 'GET', url: '/', headers: { 'accept-encoding': 'gzip' } });
+    const gz = await site.inject({ method: 'GET', url, headers: { 'accept-encoding': 'gzip' } });
     expect(zlib.gunzipSync(gz.rawPayload).toString()).toBe(plain.body);
-    const again = await site.inject({ method: 'GET', url: '/', headers: { 'if-none-match': String(plain.headers.etag) } });
+    const again = await site.inject({ method: 'GET', url, headers: { 'if-none-match': String(plain.headers.etag) } });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
-    const head = await site.inject({ method: 'HEAD', url: '/' });
+    const head = await site.inject({ method: 'HEAD', url });
     expect(head.statusCode).toBe(200);
   });
 
-  it('serves the plain shell at / for a build made before the prerender', async () => {
+  it('serves the plain shell for a build made before the prerender', async () => {
     const old = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-landing-old-'));
     try {
       fs.writeFileSync(path.join(old, 'index.html'), SHELL);
       const site = await siteWith({}, old);
-      expect((await site.inject({ method: 'GET', url: '/' })).body).toBe(SHELL);
+      for (const url of ['/', '/privacy']) expect((await site.inject({ method: 'GET', url })).body).toBe(SHELL);
     } finally {
       fs.rmSync(old, { recursive: true, force: true });
     }
