@@ -48,14 +48,20 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; op
   return { url, pid: child.pid ?? 0, stop: stopper(child) };
 }
 
-/** The tus reference server (@tus/server + @tus/file-store) in its own process. */
-export async function startTus(directory: string): Promise<Anchor> {
+/** A Node anchor script of bench/ (tus-server.mjs, ingest-floor.mjs) storing into `directory`, in its own process. */
+async function startNodeAnchor(script: string, directory: string): Promise<Anchor> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'tus-server.mjs'), directory, String(port)], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, script), directory, String(port)], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   await waitUp(url, child);
   return { url, pid: child.pid ?? 0, stop: stopper(child) };
 }
+
+/** The tus reference server (@tus/server + @tus/file-store). */
+export const startTus = (directory: string) => startNodeAnchor('tus-server.mjs', directory);
+
+/** The least a Node server can do with Stash's upload and keep it (ingest-floor.mjs). */
+export const startIngestFloor = (directory: string) => startNodeAnchor('ingest-floor.mjs', directory);
 
 /** Runs curl with `args` and resolves with what `-w` printed. */
 export function curl(args: string[]): Promise<string> {

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SIZE } from '../contract/files.ts';
-import { curl, has, startNginx, startTus } from './anchors.ts';
+import { curl, has, startIngestFloor, startNginx, startTus } from './anchors.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { startS3Bench } from './s3-store.ts';
@@ -66,6 +66,15 @@ export async function stashUpload(server: BenchServer, token: string, src: Sourc
   return url;
 }
 
+/** The same requests as stashUpload (fields, then the chunk) into the ingest floor, which keeps each chunk and answers once it is synced. */
+async function floorUpload(floorUrl: string, src: Source): Promise<void> {
+  for (const [i, c] of src.chunks.entries()) {
+    const fields = { token: 'floor', uploadId: 'floor', originalname: 'ingest.bin', totalChunks: src.chunks.length, chunkIndex: i, fileSize: src.size, chunkHash: c.sha256 };
+    const args = Object.entries(fields).flatMap(([k, v]) => ['-F', `${k}=${v}`]);
+    await curl(['-o', '/dev/null', ...args, '-F', `file=@${c.file};type=application/octet-stream`, floorUrl]);
+  }
+}
+
 /** The same bytes through the tus protocol (creation + one PATCH per chunk). */
 export async function tusUpload(tusUrl: string, src: Source): Promise<void> {
   const head = await curl(['-i', '-X', 'POST', '-H', 'Tus-Resumable: 1.0.0', '-H', `Upload-Length: ${src.size}`, `${tusUrl}/files`]);
@@ -124,6 +133,9 @@ export async function ingestAndDownload(): Promise<Row[]> {
   const tusDir = path.join(work, 'tus');
   fs.mkdirSync(tusDir);
   const tus = await startTus(tusDir);
+  const floorDir = path.join(work, 'floor');
+  fs.mkdirSync(floorDir);
+  const floor = await startIngestFloor(floorDir);
   const rows: Row[] = [];
   const label = `${(SIZE / MB).toFixed(0)} MiB in ${src.chunks.length} chunks`;
   const local = ingestInto(server, token, src);
@@ -132,7 +144,7 @@ export async function ingestAndDownload(): Promise<Row[]> {
   try {
     // CPU seconds per run of the server (Stash's, the tus server's) and of dd: where the time
     // goes on two cores shared with curl (bench/README.md, "Ingest, where the time goes").
-    const cpu = { stash: [] as number[], tus: [] as number[], dd: [] as number[] };
+    const cpu = { stash: [] as number[], tus: [] as number[], dd: [] as number[], floor: [] as number[] };
     const ingest = await interleave(
       {
         stash: () => withCpu([[cpu.stash, () => processCpu(server.pid)]], local.run),
@@ -151,6 +163,11 @@ export async function ingestAndDownload(): Promise<Row[]> {
           fs.mkdirSync(tusDir);
           return rate;
         }),
+        floor: () => withCpu([[cpu.floor, () => processCpu(floor.pid)]], async () => {
+          const t0 = performance.now();
+          await floorUpload(floor.url, src);
+          return mibps(SIZE, t0);
+        }),
       },
       ROUNDS,
     );
@@ -161,11 +178,19 @@ export async function ingestAndDownload(): Promise<Row[]> {
       baseline: `${rateSummary(ingest.dd!)} / ${rateSummary(ingest.tus!)}${canMeasureCpu ? `; CPU dd ${cpuSummary(cpu.dd)}, tus server ${cpuSummary(cpu.tus)}` : ''}`,
       ratio: `${ratio(ingest.stash!, ingest.dd!)} dd, ${ratio(ingest.stash!, ingest.tus!)} tus`,
     });
+    rows.push({
+      benchmark: `ingest floor: the same curl requests into the least a Node server can do (same parser → file, one fdatasync per chunk; no hash, no database)`,
+      stash: rateSummary(ingest.stash!),
+      baselineName: 'the floor / dd',
+      baseline: `${rateSummary(ingest.floor!)}${canMeasureCpu ? `; CPU ${cpuSummary(cpu.floor)}` : ''} / ${rateSummary(ingest.dd!)}`,
+      ratio: `${ratio(ingest.stash!, ingest.floor!)} the floor; the floor ${ratio(ingest.floor!, ingest.dd!)} dd`,
+    });
     rows.push(s3Row(`ingest ${label} on S3 (moto), curl (SHA-256 checked)`, s3, ingest.s3, ingest.stash!));
 
     rows.push(...(await serving(server, token, local.url(), src, work, typeof s3 === 'string' || !s3Ingest ? null : { server: s3.server, url: s3Ingest.url() })));
   } finally {
     await tus.stop();
+    await floor.stop();
     await server.stop();
     if (typeof s3 !== 'string') await s3.stop();
     for (const d of [src.dir, work, server.dataDir]) fs.rmSync(d, { recursive: true, force: true });
