@@ -33,13 +33,15 @@ export function prerenderedPages(distDir: string, shell: string, config: PageCon
   if (!fs.existsSync(file) || !shell.includes(ROOT_ELEMENT)) return pages;
   const built = JSON.parse(fs.readFileSync(file, 'utf8')) as Prerendered;
   const { placeholders } = built;
-  const values = [
+  const values = new Map([
     [placeholders.siteName, escapeHtml(config.siteName)],
     [placeholders.communityUrl, escapeHtml(config.communityUrl ?? '')],
     [placeholders.contactEmail, escapeHtml(config.contactEmail ?? '')],
-  ] as const;
-  // Replacer functions, not strings: a `$&` or `$'` in the configured text must stay as written.
-  const fill = (text: string) => values.reduce((out, [placeholder, value]) => out.replaceAll(placeholder, () => value), text);
+  ]);
+  // One pass, so a value that happens to spell another placeholder stays as written; and a
+  // replacer function, not a string, so a `$&` or `$'` in the configured text does too.
+  const anyPlaceholder = new RegExp([...values.keys()].map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  const fill = (text: string) => text.replace(anyPlaceholder, (placeholder) => values.get(placeholder) ?? placeholder);
   const variant = `${Number(Boolean(config.communityUrl))}${Number(Boolean(config.contactEmail))}`;
   for (const [pathname, page] of Object.entries(built.pages)) {
     if (page.withoutWalletsOnly && config.donationWallets.length > 0) continue;
