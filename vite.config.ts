@@ -43,7 +43,6 @@ function prerender(): Plugin {
   };
 }
 
-
 // The API and files hosts come from /config.json at run time (design §2), so nothing
 // deployment-specific is baked into the build.
 export default defineConfig({

@@ -49,14 +49,19 @@ export function makeSource(size: number, seed: number): Source {
   return { dir, size, chunks, whole };
 }
 
+/** curl's form for chunk `i` of `src` as spec §7 sends it: the text fields, then the chunk. */
+function chunkForm(src: Source, i: number, token: string, uploadId: string, name: string): string[] {
+  const c = src.chunks[i]!;
+  const fields = { token, uploadId, originalname: name, totalChunks: src.chunks.length, chunkIndex: i, fileSize: src.size, chunkHash: c.sha256 };
+  return [...Object.entries(fields).flatMap(([k, v]) => ['-F', `${k}=${v}`]), '-F', `file=@${c.file};type=application/octet-stream`];
+}
+
 /** Spec §7 chunked upload with curl (the issue's client); resolves with the file's url. */
 export async function stashUpload(server: BenchServer, token: string, src: Source, name = 'ingest.bin'): Promise<string> {
   const uploadId = crypto.randomUUID();
   let url = '';
-  for (const [i, c] of src.chunks.entries()) {
-    const fields = { token, uploadId, originalname: name, totalChunks: src.chunks.length, chunkIndex: i, fileSize: src.size, chunkHash: c.sha256 };
-    const args = Object.entries(fields).flatMap(([k, v]) => ['-F', `${k}=${v}`]);
-    const out = await curl([...args, '-F', `file=@${c.file};type=application/octet-stream`, '-w', '\n%{http_code}', `${server.apiUrl}/api/v1/files/upload`]);
+  for (const i of src.chunks.keys()) {
+    const out = await curl([...chunkForm(src, i, token, uploadId, name), '-w', '\n%{http_code}', `${server.apiUrl}/api/v1/files/upload`]);
     const status = out.slice(out.lastIndexOf('\n') + 1);
     const text = out.slice(0, out.lastIndexOf('\n'));
     if (status !== '200') throw new Error(`chunk ${i} of ${name}: ${status} ${text.slice(0, 300)}`);
@@ -68,11 +73,7 @@ export async function stashUpload(server: BenchServer, token: string, src: Sourc
 
 /** The same requests as stashUpload (fields, then the chunk) into the ingest floor, which keeps each chunk and answers once it is synced. */
 async function floorUpload(floorUrl: string, src: Source): Promise<void> {
-  for (const [i, c] of src.chunks.entries()) {
-    const fields = { token: 'floor', uploadId: 'floor', originalname: 'ingest.bin', totalChunks: src.chunks.length, chunkIndex: i, fileSize: src.size, chunkHash: c.sha256 };
-    const args = Object.entries(fields).flatMap(([k, v]) => ['-F', `${k}=${v}`]);
-    await curl(['-o', '/dev/null', ...args, '-F', `file=@${c.file};type=application/octet-stream`, floorUrl]);
-  }
+  for (const i of src.chunks.keys()) await curl(['-o', '/dev/null', ...chunkForm(src, i, 'floor', 'floor', 'ingest.bin'), floorUrl]);
 }
 
 /** The same bytes through the tus protocol (creation + one PATCH per chunk). */

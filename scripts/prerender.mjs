@@ -63,7 +63,6 @@ export async function prerenderPublicPages(root, outDir) {
   const pages = {};
   for (const pathname of PRERENDERED_PATHS) {
     const variants = {};
-    let title = '';
     for (const community of [true, false]) {
       for (const contact of [true, false]) {
         const config = {
@@ -72,13 +71,12 @@ export async function prerenderPublicPages(root, outDir) {
           contactEmail: contact ? PLACEHOLDERS.contactEmail : null,
           donationWallets: [],
         };
-        const page = renderPublicPage(pathname, config);
-        variants[`${Number(community)}${Number(contact)}`] = page.markup;
-        title = page.title;
+        variants[`${Number(community)}${Number(contact)}`] = renderPublicPage(pathname, config).markup;
       }
     }
     const withWallets = renderPublicPage(pathname, { siteName: PLACEHOLDERS.siteName, communityUrl: null, contactEmail: null, donationWallets: SAMPLE_WALLETS });
-    pages[pathname] = { title, variants, withoutWalletsOnly: withWallets.markup !== variants['00'] };
+    // The title depends on the site name alone.
+    pages[pathname] = { title: withWallets.title, variants, withoutWalletsOnly: withWallets.markup !== variants['00'] };
   }
   const file = path.join(outDir, PRERENDER_FILE);
   fs.mkdirSync(path.dirname(file), { recursive: true });

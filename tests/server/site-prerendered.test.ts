@@ -22,7 +22,7 @@ describe('the public pages in their HTML', () => {
   const started: Array<{ t: TestApp; site: FastifyInstance }> = [];
 
   beforeAll(async () => {
-    dist = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-landing-'));
+    dist = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-prerender-'));
     fs.writeFileSync(path.join(dist, 'index.html'), SHELL);
     await prerenderPublicPages(ROOT, dist);
   });
@@ -130,7 +130,7 @@ describe('the public pages in their HTML', () => {
   });
 
   it('serves the plain shell for a build made before the prerender', async () => {
-    const old = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-landing-old-'));
+    const old = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-prerender-old-'));
     try {
       fs.writeFileSync(path.join(old, 'index.html'), SHELL);
       const site = await siteWith({}, old);
