@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { NavLink, Outlet } from 'react-router-dom';
 import { useRuntimeConfig } from '../lib/runtime-config.ts';
 import './public-layout.css';
@@ -14,34 +14,67 @@ const LINKS = [
   { to: '/register', label: 'Register' },
 ];
 
-/** Spec §2 public navigation; on small screens it collapses behind a toggle. */
+/** Wider than this the links sit in the header and the toggle is hidden (public-layout.css). */
+const WIDE = '(min-width: 761px)';
+
+const supportsPopover = () => typeof HTMLElement !== 'undefined' && 'popover' in HTMLElement.prototype;
+
+/**
+ * Spec §2 public navigation; on small screens it folds behind a toggle. The toggle opens the
+ * links as a popover (`popovertarget`), which the browser runs by itself: the prerendered pages
+ * (issue 9) have a working menu before the app's script has loaded, and with JavaScript turned
+ * off. A browser without popovers gets the same menu from the app's own state.
+ */
 export function PublicLayout() {
   const { siteName } = useRuntimeConfig();
-  const [open, setOpen] = useState(false);
+  const nav = useRef<HTMLElement>(null);
+  // null: the browser runs the menu. Known only after hydration, so the first render matches the HTML.
+  const [fallbackOpen, setFallbackOpen] = useState<boolean | null>(null);
+
+  const close = () => {
+    if (fallbackOpen !== null) setFallbackOpen(false);
+    else if (nav.current?.matches(':popover-open')) nav.current.hidePopover();
+  };
+
+  useEffect(() => {
+    if (!supportsPopover()) {
+      setFallbackOpen(false);
+      return;
+    }
+    // Turned to landscape with the menu open: the links are back in the header.
+    const wide = window.matchMedia(WIDE);
+    const onChange = () => {
+      if (wide.matches && nav.current?.matches(':popover-open')) nav.current.hidePopover();
+    };
+    wide.addEventListener('change', onChange);
+    return () => wide.removeEventListener('change', onChange);
+  }, []);
+
   return (
     <div className="public">
       <a className="skip-link" href="#main">
         Skip to content
       </a>
       <header className="public-header">
-        <NavLink to="/" className="brand" onClick={() => setOpen(false)}>
+        <NavLink to="/" className="brand" onClick={close}>
           {siteName}
         </NavLink>
         <button
           type="button"
           className="btn btn-small nav-toggle"
-          aria-expanded={open}
-          aria-controls="public-nav"
-          onClick={() => setOpen((o) => !o)}
+          popoverTarget="public-nav"
+          aria-expanded={fallbackOpen ?? undefined}
+          aria-controls={fallbackOpen === null ? undefined : 'public-nav'}
+          onClick={fallbackOpen === null ? undefined : () => setFallbackOpen(!fallbackOpen)}
         >
           <span aria-hidden="true">☰</span>
           <span className="visually-hidden">Menu</span>
         </button>
-        <nav id="public-nav" className={`public-nav${open ? ' open' : ''}`} aria-label="Main">
+        <nav id="public-nav" ref={nav} popover="auto" className={`public-nav${fallbackOpen ? ' open' : ''}`} aria-label="Main">
           <ul>
             {LINKS.map((l) => (
               <li key={l.to}>
-                <NavLink to={l.to} end={l.end} onClick={() => setOpen(false)}>
+                <NavLink to={l.to} end={l.end} onClick={close}>
                   {l.label}
                 </NavLink>
               </li>

@@ -155,6 +155,16 @@ describe('the public pages from their HTML', () => {
       expect(await page.getByRole('button', { name: 'Menu' }).isVisible()).toBe(true);
       expect(await page.getByRole('link', { name: 'Privacy Policy' }).isVisible()).toBe(false);
       await screenshot(page, 'landing-390-no-javascript');
+      // The toggle is the browser's own (a popover): the menu opens and its links lead on.
+      await page.getByRole('button', { name: 'Menu' }).click();
+      // It drops down from right under the header, across the page.
+      const header = (await page.getByRole('banner').boundingBox())!;
+      const menu = (await page.getByRole('navigation', { name: 'Main' }).boundingBox())!;
+      expect(Math.abs(menu.y - (header.y + header.height))).toBeLessThan(1);
+      expect(menu.width).toBe(PHONE.width);
+      await screenshot(page, 'landing-390-no-javascript-menu');
+      await page.getByRole('link', { name: 'Privacy Policy' }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Privacy Policy');
     } finally {
       await context.close();
     }
@@ -182,22 +192,21 @@ describe('the public pages from their HTML', () => {
         }).observe(document, { childList: true, subtree: true });
       }, selector);
       await w.page.goto(stack.siteUrl + url);
-      // The menu toggle opens only once the app has attached its handlers.
-      const toggle = w.page.getByRole('button', { name: 'Menu' });
-      await expect
-        .poll(async () => {
-          if ((await toggle.getAttribute('aria-expanded')) !== 'true') await toggle.click();
-          return toggle.getAttribute('aria-expanded');
-        })
-        .toBe('true');
+      // The app registers its service worker once it has started (src/lib/pwa.ts, after the first render).
+      await expect.poll(() => w.page.evaluate(async () => (await navigator.serviceWorker.getRegistration()) !== undefined)).toBe(true);
       const kept = await w.page.evaluate((selector) => {
         const seen = window as unknown as { parsed: Element | null; removed: string[] };
         return { sameElement: seen.parsed !== null && seen.parsed === document.querySelector(selector), removed: seen.removed };
       }, selector);
       expect(kept).toEqual({ sameElement: true, removed: [] });
-      // The app's own links work on the taken-over page: off to the terms without a reload.
+      // The app's own links work on the taken-over page: off to the terms from the menu, without a
+      // reload, and the menu folds away behind it.
+      await w.page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+      await w.page.getByRole('button', { name: 'Menu' }).click();
       await w.page.getByRole('link', { name: 'Terms of Service' }).click();
       await expect.poll(() => w.page.getByRole('heading', { level: 1 }).textContent()).toBe('Terms of Service');
+      expect(await w.page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+      await expect.poll(() => w.page.getByRole('link', { name: 'Privacy Policy' }).isVisible()).toBe(false);
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();
