@@ -228,4 +228,22 @@ describe('the public pages from their HTML', () => {
       await context.close();
     }
   });
+
+  it('the menu opens and closes on a page the app renders itself', async () => {
+    const w = await stack.openPage(PHONE);
+    try {
+      // /login is not prerendered: the layout is rendered by the app, not taken over.
+      await w.page.goto(stack.siteUrl + '/login');
+      await w.page.getByRole('heading', { name: 'Login' }).waitFor();
+      const privacy = w.page.getByRole('link', { name: 'Privacy Policy' });
+      expect(await privacy.isVisible()).toBe(false);
+      await w.page.getByRole('button', { name: 'Menu' }).click();
+      await expect.poll(() => privacy.isVisible()).toBe(true);
+      await w.page.keyboard.press('Escape');
+      await expect.poll(() => privacy.isVisible()).toBe(false);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  });
 });
