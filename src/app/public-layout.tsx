@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { NavLink, Outlet } from 'react-router-dom';
+import { NavLink, Outlet, useLocation } from 'react-router-dom';
 import { useRuntimeConfig } from '../lib/runtime-config.ts';
 import './public-layout.css';
 // Starts listening for the browser's install offer with the first public page (issue 11 item 13).
@@ -31,10 +31,20 @@ export function PublicLayout() {
   // null: the browser runs the menu. Known only after hydration, so the first render matches the HTML.
   const [fallbackOpen, setFallbackOpen] = useState<boolean | null>(null);
 
+  const foldPopover = () => {
+    if (supportsPopover() && nav.current?.matches(':popover-open')) nav.current.hidePopover();
+  };
   const close = () => {
     if (fallbackOpen !== null) setFallbackOpen(false);
-    else if (nav.current?.matches(':popover-open')) nav.current.hidePopover();
+    else foldPopover();
   };
+
+  // A page changed without a link of the menu (the back button, Android's among them) folds it too.
+  const { pathname } = useLocation();
+  useEffect(() => {
+    setFallbackOpen((open) => (open === null ? null : false));
+    foldPopover();
+  }, [pathname]);
 
   useEffect(() => {
     if (!supportsPopover()) {
@@ -44,7 +54,7 @@ export function PublicLayout() {
     // Turned to landscape with the menu open: the links are back in the header.
     const wide = window.matchMedia(WIDE);
     const onChange = () => {
-      if (wide.matches && nav.current?.matches(':popover-open')) nav.current.hidePopover();
+      if (wide.matches) foldPopover();
     };
     wide.addEventListener('change', onChange);
     return () => wide.removeEventListener('change', onChange);

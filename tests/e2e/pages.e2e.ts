@@ -241,6 +241,15 @@ describe('the public pages from their HTML', () => {
       await expect.poll(() => privacy.isVisible()).toBe(true);
       await w.page.keyboard.press('Escape');
       await expect.poll(() => privacy.isVisible()).toBe(false);
+      // Off to the FAQ from the menu, open it again, and the back button: the login page, folded.
+      await w.page.getByRole('button', { name: 'Menu' }).click();
+      await w.page.getByRole('link', { name: 'FAQ' }).click();
+      await w.page.getByRole('heading', { name: 'FAQ', level: 1 }).waitFor();
+      await w.page.getByRole('button', { name: 'Menu' }).click();
+      await expect.poll(() => privacy.isVisible()).toBe(true);
+      await w.page.goBack();
+      await w.page.getByRole('heading', { name: 'Login' }).waitFor();
+      await expect.poll(() => privacy.isVisible()).toBe(false);
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fireEvent, screen, waitFor } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor } from '@testing-library/react';
 import { renderApp } from './helpers/render-app.tsx';
 
 // The phone-width menu is a popover the browser runs (tests/e2e/pages.e2e.ts drives it in
@@ -24,6 +24,14 @@ describe('the public menu without popovers (spec §2)', () => {
 
     fireEvent.click(screen.getByRole('link', { name: 'FAQ', hidden: true }));
     await waitFor(() => expect(router.state.location.pathname).toBe('/faq'));
+    expect(toggle).toHaveAttribute('aria-expanded', 'false');
+    expect(nav).not.toHaveClass('open');
+
+    // Open again, then the page changes some other way (the back button): folded.
+    fireEvent.click(toggle);
+    expect(nav).toHaveClass('open');
+    await act(() => router.navigate(-1));
+    expect(router.state.location.pathname).toBe('/');
     expect(toggle).toHaveAttribute('aria-expanded', 'false');
     expect(nav).not.toHaveClass('open');
   });
