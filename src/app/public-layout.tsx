@@ -34,17 +34,15 @@ export function PublicLayout() {
   const foldPopover = () => {
     if (supportsPopover() && nav.current?.matches(':popover-open')) nav.current.hidePopover();
   };
-  const close = () => {
-    if (fallbackOpen !== null) setFallbackOpen(false);
-    else foldPopover();
-  };
-
-  // A page changed without a link of the menu (the back button, Android's among them) folds it too.
-  const { pathname } = useLocation();
-  useEffect(() => {
+  const fold = () => {
     setFallbackOpen((open) => (open === null ? null : false));
     foldPopover();
-  }, [pathname]);
+  };
+
+  // Followed links fold it (a link to the page already shown changes nothing else), and so does a
+  // page changed any other way (the back button, Android's among them).
+  const { pathname } = useLocation();
+  useEffect(fold, [pathname]);
 
   useEffect(() => {
     if (!supportsPopover()) {
@@ -66,7 +64,7 @@ export function PublicLayout() {
         Skip to content
       </a>
       <header className="public-header">
-        <NavLink to="/" className="brand" onClick={close}>
+        <NavLink to="/" className="brand" onClick={fold}>
           {siteName}
         </NavLink>
         <button
@@ -84,7 +82,7 @@ export function PublicLayout() {
           <ul>
             {LINKS.map((l) => (
               <li key={l.to}>
-                <NavLink to={l.to} end={l.end} onClick={close}>
+                <NavLink to={l.to} end={l.end} onClick={fold}>
                   {l.label}
                 </NavLink>
               </li>

@@ -250,6 +250,12 @@ describe('the public pages from their HTML', () => {
       await w.page.goBack();
       await w.page.getByRole('heading', { name: 'Login' }).waitFor();
       await expect.poll(() => privacy.isVisible()).toBe(false);
+      // Open, then turned wide: the links are back in the header and the popover is gone.
+      await w.page.getByRole('button', { name: 'Menu' }).click();
+      await expect.poll(() => privacy.isVisible()).toBe(true);
+      await w.page.setViewportSize(DESKTOP);
+      await expect.poll(() => w.page.evaluate(() => document.getElementById('public-nav')!.matches(':popover-open'))).toBe(false);
+      expect(await privacy.isVisible()).toBe(true);
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();
