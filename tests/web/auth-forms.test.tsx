@@ -95,7 +95,7 @@ describe('login (spec §2, §5, §8)', () => {
     await fillLogin(user);
     await user.click(screen.getByRole('button', { name: 'Login' }));
     expect(await screen.findByText('Success: You have been authenticated! Redirecting...')).toBeInTheDocument();
-    await waitFor(() => expect(router.state.location.pathname).toBe('/dashboard'), { timeout: 4000 });
+    await waitFor(() => expect(router.state.location.pathname).toBe('/dashboard'));
     expect(localStorage.getItem('token')).toBe('fresh');
   });
 });
@@ -167,7 +167,7 @@ describe('register (spec §2, §5)', () => {
       captchaType: 'hcaptcha',
     });
     expect(await screen.findByText('Success: Account has been created! Redirecting...')).toBeInTheDocument();
-    await waitFor(() => expect(router.state.location.pathname).toBe('/login'), { timeout: 4000 });
+    await waitFor(() => expect(router.state.location.pathname).toBe('/login'));
   });
 
   it("shows a used invite's server message as 'Error: ...'", async () => {

@@ -54,11 +54,11 @@ describe('SPA basics (issue 11 item 10)', () => {
     routeCalls(apiCall, { ...USER, '/api/v1/files/uploaded': () => ({ success: true, files: [], totalImages: 0 }), '/api/v1/utils/filesize': () => ({ success: true, maxFileSize: 100 }) });
     const scroll = vi.spyOn(window, 'scrollTo');
     const { router } = renderApp('/uploaded');
-    await screen.findByRole('heading', { name: 'Uploaded Files', level: 1 }, { timeout: 5000 });
+    await screen.findByRole('heading', { name: 'Uploaded Files', level: 1 });
     expect(document.title).toBe('Uploaded Files · Stash');
     expect(scroll).not.toHaveBeenCalled(); // the first load keeps the browser's own position and focus
     await act(() => router.navigate('/dashboard'));
-    const h1 = await screen.findByRole('heading', { name: 'File Uploader', level: 1 }, { timeout: 5000 });
+    const h1 = await screen.findByRole('heading', { name: 'File Uploader', level: 1 });
     await waitFor(() => expect(h1).toHaveFocus());
     expect(document.title).toBe('File Uploader · Stash');
     expect(scroll).toHaveBeenCalledWith(0, 0);
@@ -103,7 +103,7 @@ describe('invites on a phone (issue 11 items 11, 12)', () => {
     localStorage.clear();
     routeCalls(apiCall, {});
     renderApp('/register?invite=KEY-123');
-    expect(await screen.findByLabelText('Invite code', {}, { timeout: 5000 })).toHaveValue('KEY-123');
+    expect(await screen.findByLabelText('Invite code')).toHaveValue('KEY-123');
   });
 
   it('disables Generate invite key when none are left this week, and says why', async () => {
@@ -116,7 +116,7 @@ describe('invites on a phone (issue 11 items 11, 12)', () => {
     routeCalls(apiCall, handlers);
     renderApp('/settings');
     // The settings screen loads on demand: give it time on a busy machine.
-    await screen.findByText("You have used all of this week's invite keys.", {}, { timeout: 5000 });
+    await screen.findByText("You have used all of this week's invite keys.");
     expect(screen.getByRole('button', { name: 'Generate invite key' })).toBeDisabled();
   });
 });
@@ -127,7 +127,7 @@ describe('the dashboard (issue 11 items 8, 12)', () => {
   it('lists recent uploads with Copy link and Share', async () => {
     routeCalls(apiCall, { ...USER, '/api/v1/utils/filesize': () => ({ success: true, maxFileSize: 100 }), '/api/v1/files/uploaded': () => ({ success: true, files: [FILE], totalImages: 1 }) });
     renderApp('/dashboard');
-    const recent = await screen.findByRole('region', { name: 'Recent uploads' }, { timeout: 5000 });
+    const recent = await screen.findByRole('region', { name: 'Recent uploads' });
     expect(within(recent).getByText('holiday.png')).toBeInTheDocument();
     expect(within(recent).getByRole('button', { name: 'Share holiday.png' })).toBeInTheDocument();
     expect(within(recent).getByRole('button', { name: 'Copy link' })).toBeInTheDocument();
@@ -138,7 +138,7 @@ describe('the dashboard (issue 11 items 8, 12)', () => {
     vi.spyOn(console, 'error').mockImplementation(() => {});
     routeCalls(apiCall, { ...USER, '/api/v1/files/uploaded': () => ({ success: true, files: [], totalImages: 0 }) });
     renderApp('/dashboard');
-    await screen.findByRole('heading', { name: 'File Uploader' }, { timeout: 5000 });
+    await screen.findByRole('heading', { name: 'File Uploader' });
     await waitFor(() => expect(screen.queryByText(/Maximum file size/)).toBeNull());
   });
 });

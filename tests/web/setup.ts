@@ -3,8 +3,10 @@ import { afterEach } from 'vitest';
 import { cleanup, configure } from '@testing-library/react';
 
 // Screens load on demand (lazy routes); on a busy machine the first import can take over the
-// default 1 s of findBy/waitFor. Waiting longer for the state changes no assertion.
-configure({ asyncUtilTimeout: 5000 });
+// default 1 s of findBy/waitFor: three runs of this project beside three browser suites on two
+// cores saw an admin screen's first import take over 5 s. Waiting longer for the state changes
+// no assertion; the test's own 20 s limit still ends one that never gets there.
+configure({ asyncUtilTimeout: 15_000 });
 
 // jsdom has no matchMedia; react-hot-toast asks it about reduced motion.
 if (typeof window !== 'undefined' && !window.matchMedia) {

@@ -44,7 +44,7 @@ describe('upload limits in Site Settings (design §6)', () => {
     const server = serve();
     renderAdmin('/admin/settings', ADMIN);
     // The admin routes load lazily: on a busy machine the first paint can take a few seconds.
-    const uploads = await screen.findByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' }, { timeout: 15_000 });
+    const uploads = await screen.findByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' });
     expect(uploads).toHaveValue(20);
     expect(screen.getByRole('spinbutton', { name: 'Unfinished upload size per user (MB)' })).toHaveValue(2048);
     expect(screen.getByRole('spinbutton', { name: 'URL uploads at once per user (fetches)' })).toHaveValue(3);
@@ -65,7 +65,7 @@ describe('upload limits in Site Settings (design §6)', () => {
   it('shows each role quota, empty meaning unlimited, and lifts or sets one', async () => {
     const server = serve();
     renderAdmin('/admin/settings', ADMIN);
-    const quota = await screen.findByRole('spinbutton', { name: 'default quota' }, { timeout: 15_000 });
+    const quota = await screen.findByRole('spinbutton', { name: 'default quota' });
     expect(quota).toHaveValue(500);
     expect(screen.getByRole('spinbutton', { name: 'trusted quota' })).toHaveValue(null);
     expect(screen.getByRole('spinbutton', { name: 'trusted quota' })).toHaveAttribute('placeholder', 'Unlimited');
