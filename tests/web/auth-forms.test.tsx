@@ -16,6 +16,11 @@ async function open(path: '/login' | '/register', config: Parameters<typeof rend
   return view;
 }
 
+/** Where the router is going: a navigation waiting for its screen to load, else where it is. */
+function destination(router: Awaited<ReturnType<typeof open>>['router']): string {
+  return router.state.navigation.location?.pathname ?? router.state.location.pathname;
+}
+
 const BOTH = { hcaptchaSiteKey: 'h-site', turnstileSiteKey: 't-site' };
 
 beforeEach(() => localStorage.clear());
@@ -95,6 +100,9 @@ describe('login (spec §2, §5, §8)', () => {
     await fillLogin(user);
     await user.click(screen.getByRole('button', { name: 'Login' }));
     expect(await screen.findByText('Success: You have been authenticated! Redirecting...')).toBeInTheDocument();
+    // The redirect starts within 4 s (REDIRECT_DELAY_MS, then the session); the screen it opens
+    // loads on demand, which a busy machine may take longer over.
+    await waitFor(() => expect(destination(router)).toBe('/dashboard'), { timeout: 4000 });
     await waitFor(() => expect(router.state.location.pathname).toBe('/dashboard'));
     expect(localStorage.getItem('token')).toBe('fresh');
   });
@@ -167,6 +175,7 @@ describe('register (spec §2, §5)', () => {
       captchaType: 'hcaptcha',
     });
     expect(await screen.findByText('Success: Account has been created! Redirecting...')).toBeInTheDocument();
+    await waitFor(() => expect(destination(router)).toBe('/login'), { timeout: 4000 });
     await waitFor(() => expect(router.state.location.pathname).toBe('/login'));
   });
 

@@ -115,7 +115,6 @@ describe('invites on a phone (issue 11 items 11, 12)', () => {
     };
     routeCalls(apiCall, handlers);
     renderApp('/settings');
-    // The settings screen loads on demand: give it time on a busy machine.
     await screen.findByText("You have used all of this week's invite keys.");
     expect(screen.getByRole('button', { name: 'Generate invite key' })).toBeDisabled();
   });

@@ -43,7 +43,6 @@ describe('upload limits in Site Settings (design §6)', () => {
   it('shows the per-user bounds and saves a new one, refusing a value the server would refuse', async () => {
     const server = serve();
     renderAdmin('/admin/settings', ADMIN);
-    // The admin routes load lazily: on a busy machine the first paint can take a few seconds.
     const uploads = await screen.findByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' });
     expect(uploads).toHaveValue(20);
     expect(screen.getByRole('spinbutton', { name: 'Unfinished upload size per user (MB)' })).toHaveValue(2048);
