@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ensureServerBuilt } from '../../../scripts/server-build.mjs';
 import { freePort } from '../../helpers/free-port.ts';
 import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
@@ -16,8 +17,11 @@ import { postJson, randomBytes, sha256 } from '../../helpers/upload.ts';
  * through files/upload/status the way a client does. Every upload must end byte-identical, the
  * bytes sent again must stay within the target (≤ 8 MiB per kill -9, design §7), no listed file
  * may ever be incomplete, and nothing may be left in the unfinished store at the end.
- * CI_FULL=1 runs 30 kill points instead of 8.
+ * CI_FULL=1 runs 30 kill points instead of 8. The server is the compiled one `npm start` runs
+ * (a start in half the time tsx takes, 31 of them per database), and the two databases' runs go
+ * side by side: each spends most of its time waiting on a paced client and a restarting server.
  */
+const ROOT = path.resolve(import.meta.dirname, '../../..');
 const MiB = 1024 * 1024;
 const CHUNK = 2 * MiB;
 const SIZE = 2 * CHUNK + CHUNK / 2;
@@ -82,153 +86,156 @@ function sendChunk(apiUrl: string, fields: Record<string, string | number>, byte
   });
 }
 
-describe.each(DIALECTS)('kill -9 of the server during a 3-chunk upload on %s (issue 8 fault injection)', (dialect) => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-crash-'));
-  let dropDatabase: (() => Promise<void>) | null = null;
-  let server: ServerProcess | null = null;
-  afterAll(async () => {
-    await server?.stop(2000);
-    await dropDatabase?.();
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+describe.concurrent('fault injection (issue 8)', () => {
+  describe.each(DIALECTS)('kill -9 of the server during a 3-chunk upload on %s (issue 8 fault injection)', (dialect) => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-crash-'));
+    let dropDatabase: (() => Promise<void>) | null = null;
+    let server: ServerProcess | null = null;
+    afterAll(async () => {
+      await server?.stop(2000);
+      await dropDatabase?.();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    });
 
-  it(`completes every upload byte-identical across ${KILLS} kills, within the re-send target, leaving no orphans`, { timeout: 120_000 + KILLS * 20_000 }, async () => {
-    let databaseUrl = `sqlite://${path.join(dataDir, 'stash.db')}`;
-    if (dialect === 'postgres') {
-      const url = new URL(process.env.TEST_DATABASE_URL ?? '');
-      const name = `stash_crash_${crypto.randomBytes(5).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: url.toString() });
-      await admin.connect();
-      await admin.query(`create database ${name}`);
-      await admin.end();
-      url.pathname = `/${name}`;
-      databaseUrl = url.toString();
-      dropDatabase = async () => {
-        const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-        await c.connect();
-        await c.query(`drop database if exists ${name} with (force)`);
-        await c.end();
-      };
-    }
-    const [apiPort, filesPort] = [await freePort(), await freePort()];
-    const apiUrl = `http://127.0.0.1:${apiPort}`;
-    const filesUrl = `http://127.0.0.1:${filesPort}`;
-    const env = {
-      ...process.env,
-      NODE_ENV: 'test',
-      STASH_TEST_CHUNK_SIZE: String(CHUNK),
-      STASH_TEST_LEASE_MS: '1500',
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      STASH_ROLES: 'api,files',
-      HOST: '127.0.0.1',
-      API_PORT: String(apiPort),
-      FILES_PORT: String(filesPort),
-      API_URL: apiUrl,
-      FILES_URL: filesUrl,
-      ADMIN_USERNAME: 'crash',
-      ADMIN_PASSWORD: 'crash-password',
-      RATE_LIMITS: 'off',
-      LOG_LEVEL: 'warn',
-    };
-    const start = async () => {
-      server = spawnServer(env);
-      await waitForHealth(server, [apiUrl, filesUrl]);
-    };
-    await start();
-    const login = await postJson(`${apiUrl}/api/v1/auth/login`, { username: 'crash', password: 'crash-password' });
-    const token = String(login.body.token);
-    const uploaded = new Map<string, string>(); // sha256 → original name of every upload so far
-
-    const listed = async () => {
-      const res = await postJson(`${apiUrl}/api/v1/files/uploaded`, { token, page: 1, pageSize: 100 });
-      return res.body.files as { actual_name: string; original_name: string; size: number }[];
-    };
-    const downloadHash = async (name: string) => sha256(Buffer.from(await (await fetch(`${filesUrl}/${name}`)).arrayBuffer()));
-    /** No listed file is ever incomplete: each one is byte-identical to an upload that was sent. */
-    const checkListed = async () => {
-      for (const f of await listed()) {
-        const hash = await downloadHash(f.actual_name);
-        expect(uploaded.get(hash), `listed ${f.original_name} holds bytes nobody uploaded whole`).toBe(f.original_name);
+    it(`completes every upload byte-identical across ${KILLS} kills, within the re-send target, leaving no orphans`, { timeout: 120_000 + KILLS * 20_000 }, async () => {
+      let databaseUrl = `sqlite://${path.join(dataDir, 'stash.db')}`;
+      if (dialect === 'postgres') {
+        const url = new URL(process.env.TEST_DATABASE_URL ?? '');
+        const name = `stash_crash_${crypto.randomBytes(5).toString('hex')}`;
+        const admin = new pg.Client({ connectionString: url.toString() });
+        await admin.connect();
+        await admin.query(`create database ${name}`);
+        await admin.end();
+        url.pathname = `/${name}`;
+        databaseUrl = url.toString();
+        dropDatabase = async () => {
+          const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+          await c.connect();
+          await c.query(`drop database if exists ${name} with (force)`);
+          await c.end();
+        };
       }
-    };
-
-    for (const [round, killAt] of killPoints(KILLS).entries()) {
-      const data = randomBytes(SIZE);
-      const name = `crash-${round}.bin`;
-      uploaded.set(sha256(data), name);
-      const uploadId = crypto.randomUUID();
-      const chunk = (i: number) => data.subarray(i * CHUNK, Math.min(SIZE, (i + 1) * CHUNK));
-      let sentTotal = 0;
-      let killed = false;
-      const kill = () => {
-        if (killed || !server) return;
-        killed = true;
-        server.child.kill('SIGKILL');
+      const [apiPort, filesPort] = [await freePort(), await freePort()];
+      const apiUrl = `http://127.0.0.1:${apiPort}`;
+      const filesUrl = `http://127.0.0.1:${filesPort}`;
+      const env = {
+        ...process.env,
+        NODE_ENV: 'test',
+        STASH_TEST_CHUNK_SIZE: String(CHUNK),
+        STASH_TEST_LEASE_MS: '1500',
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        STASH_ROLES: 'api,files',
+        HOST: '127.0.0.1',
+        API_PORT: String(apiPort),
+        FILES_PORT: String(filesPort),
+        API_URL: apiUrl,
+        FILES_URL: filesUrl,
+        ADMIN_USERNAME: 'crash',
+        ADMIN_PASSWORD: 'crash-password',
+        RATE_LIMITS: 'off',
+        LOG_LEVEL: 'warn',
       };
-      const send = (i: number, offset: number) =>
-        sendChunk(
-          apiUrl,
-          { token, uploadId, originalname: name, totalChunks: 3, chunkIndex: i, fileSize: SIZE, chunkOffset: offset, chunkHash: sha256(chunk(i)) },
-          chunk(i).subarray(offset),
-          (n) => {
-            sentTotal += n;
-            if (sentTotal >= killAt && killAt > 0) kill();
-          },
-        );
-
-      // The first pass, cut by the kill.
-      if (killAt === 0) kill();
-      let url: string | null = null;
-      for (let i = 0; i < 3 && !killed; i++) {
-        const answer = await send(i, 0);
-        if (answer.body.url) url = String(answer.body.url);
-      }
-      const beforeKill = sentTotal;
-      await server!.exited;
+      const compiled = await ensureServerBuilt(ROOT);
+      const start = async () => {
+        server = spawnServer(env, { compiled });
+        await waitForHealth(server, [apiUrl, filesUrl]);
+      };
       await start();
-      await checkListed();
+      const login = await postJson(`${apiUrl}/api/v1/auth/login`, { username: 'crash', password: 'crash-password' });
+      const token = String(login.body.token);
+      const uploaded = new Map<string, string>(); // sha256 → original name of every upload so far
 
-      // Resume through status, as a client does.
-      let recovered: number | null = null;
-      const deadline = Date.now() + 60_000;
-      while (!url && Date.now() < deadline) {
-        const s = await postJson(`${apiUrl}/api/v1/files/upload/status`, { token, uploadId });
-        if (s.status === 404) {
-          // Finished before the kill but the answer was lost, or never started: the list says which.
-          const done = (await listed()).find((f) => f.original_name === name);
-          if (done) {
-            url = `${filesUrl}/${done.actual_name}`;
-            break;
-          }
+      const listed = async () => {
+        const res = await postJson(`${apiUrl}/api/v1/files/uploaded`, { token, page: 1, pageSize: 100 });
+        return res.body.files as { actual_name: string; original_name: string; size: number }[];
+      };
+      const downloadHash = async (name: string) => sha256(Buffer.from(await (await fetch(`${filesUrl}/${name}`)).arrayBuffer()));
+      /** No listed file is ever incomplete: each one is byte-identical to an upload that was sent. */
+      const checkListed = async () => {
+        for (const f of await listed()) {
+          const hash = await downloadHash(f.actual_name);
+          expect(uploaded.get(hash), `listed ${f.original_name} holds bytes nobody uploaded whole`).toBe(f.original_name);
         }
-        const received = (s.body.received as number[] | undefined) ?? [];
-        const partial = s.body.partial as { chunkIndex: number; bytes: number } | null | undefined;
-        recovered ??= partial?.bytes ?? 0;
-        const missing = [0, 1, 2].filter((i) => !received.includes(i));
-        // Every chunk stored but the finish was cut: sending one again finishes it.
-        const next = missing[0] ?? 2;
-        const answer = await send(next, partial?.chunkIndex === next ? partial.bytes : 0);
-        if (answer.body.url) url = String(answer.body.url);
-        else if (answer.status === 409) await new Promise((r) => setTimeout(r, 100));
-        else expect(answer.status, JSON.stringify(answer.body)).toBe(200);
-      }
-      expect(url, `round ${round} (kill at ${killAt}) never finished`).not.toBeNull();
-      expect(await downloadHash(String(url).split('/').pop() ?? '')).toBe(sha256(data));
-      const resent = sentTotal - SIZE;
-      expect(resent, `round ${round}: kill at ${killAt}, ${beforeKill} sent before it`).toBeLessThanOrEqual(RESEND_TARGET);
-      // A kill deep inside a chunk: the bytes stored before it are recovered from storage, not sent again.
-      if (killAt % CHUNK >= 0.7 * CHUNK && killAt < SIZE - PIECE) expect(recovered, `round ${round}: nothing recovered after kill at ${killAt}`).toBeGreaterThan(0);
-      await checkListed();
-    }
+      };
 
-    // Every upload finished: nothing is left unfinished on disk, and every stored object is a listed file.
-    const files = await listed();
-    expect(files).toHaveLength(KILLS);
-    const walk = (dir: string): string[] =>
-      fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)])) : [];
-    expect(walk(path.join(dataDir, 'storage', 'partial'))).toEqual([]);
-    expect(walk(path.join(dataDir, 'storage', 'progress'))).toEqual([]);
-    expect(walk(path.join(dataDir, 'storage', 'files'))).toHaveLength(KILLS);
+      for (const [round, killAt] of killPoints(KILLS).entries()) {
+        const data = randomBytes(SIZE);
+        const name = `crash-${round}.bin`;
+        uploaded.set(sha256(data), name);
+        const uploadId = crypto.randomUUID();
+        const chunk = (i: number) => data.subarray(i * CHUNK, Math.min(SIZE, (i + 1) * CHUNK));
+        let sentTotal = 0;
+        let killed = false;
+        const kill = () => {
+          if (killed || !server) return;
+          killed = true;
+          server.child.kill('SIGKILL');
+        };
+        const send = (i: number, offset: number) =>
+          sendChunk(
+            apiUrl,
+            { token, uploadId, originalname: name, totalChunks: 3, chunkIndex: i, fileSize: SIZE, chunkOffset: offset, chunkHash: sha256(chunk(i)) },
+            chunk(i).subarray(offset),
+            (n) => {
+              sentTotal += n;
+              if (sentTotal >= killAt && killAt > 0) kill();
+            },
+          );
+
+        // The first pass, cut by the kill.
+        if (killAt === 0) kill();
+        let url: string | null = null;
+        for (let i = 0; i < 3 && !killed; i++) {
+          const answer = await send(i, 0);
+          if (answer.body.url) url = String(answer.body.url);
+        }
+        const beforeKill = sentTotal;
+        await server!.exited;
+        await start();
+        await checkListed();
+
+        // Resume through status, as a client does.
+        let recovered: number | null = null;
+        const deadline = Date.now() + 60_000;
+        while (!url && Date.now() < deadline) {
+          const s = await postJson(`${apiUrl}/api/v1/files/upload/status`, { token, uploadId });
+          if (s.status === 404) {
+            // Finished before the kill but the answer was lost, or never started: the list says which.
+            const done = (await listed()).find((f) => f.original_name === name);
+            if (done) {
+              url = `${filesUrl}/${done.actual_name}`;
+              break;
+            }
+          }
+          const received = (s.body.received as number[] | undefined) ?? [];
+          const partial = s.body.partial as { chunkIndex: number; bytes: number } | null | undefined;
+          recovered ??= partial?.bytes ?? 0;
+          const missing = [0, 1, 2].filter((i) => !received.includes(i));
+          // Every chunk stored but the finish was cut: sending one again finishes it.
+          const next = missing[0] ?? 2;
+          const answer = await send(next, partial?.chunkIndex === next ? partial.bytes : 0);
+          if (answer.body.url) url = String(answer.body.url);
+          else if (answer.status === 409) await new Promise((r) => setTimeout(r, 100));
+          else expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        }
+        expect(url, `round ${round} (kill at ${killAt}) never finished`).not.toBeNull();
+        expect(await downloadHash(String(url).split('/').pop() ?? '')).toBe(sha256(data));
+        const resent = sentTotal - SIZE;
+        expect(resent, `round ${round}: kill at ${killAt}, ${beforeKill} sent before it`).toBeLessThanOrEqual(RESEND_TARGET);
+        // A kill deep inside a chunk: the bytes stored before it are recovered from storage, not sent again.
+        if (killAt % CHUNK >= 0.7 * CHUNK && killAt < SIZE - PIECE) expect(recovered, `round ${round}: nothing recovered after kill at ${killAt}`).toBeGreaterThan(0);
+        await checkListed();
+      }
+
+      // Every upload finished: nothing is left unfinished on disk, and every stored object is a listed file.
+      const files = await listed();
+      expect(files).toHaveLength(KILLS);
+      const walk = (dir: string): string[] =>
+        fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)])) : [];
+      expect(walk(path.join(dataDir, 'storage', 'partial'))).toEqual([]);
+      expect(walk(path.join(dataDir, 'storage', 'progress'))).toEqual([]);
+      expect(walk(path.join(dataDir, 'storage', 'files'))).toHaveLength(KILLS);
+    });
   });
 });

@@ -1,0 +1,3 @@
+import { fuzzEveryRoute } from './fuzz-routes.ts';
+
+fuzzEveryRoute('sqlite');
