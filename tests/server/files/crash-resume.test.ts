@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureServerBuilt } from '../../../scripts/server-build.mjs';
 import { freePort } from '../../helpers/free-port.ts';
 import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
@@ -87,6 +87,12 @@ function sendChunk(apiUrl: string, fields: Record<string, string | number>, byte
 }
 
 describe.concurrent('fault injection (issue 8)', () => {
+  // Built (when stale) once for both databases' runs, not once by each of them at the same time.
+  let compiled = '';
+  beforeAll(async () => {
+    compiled = await ensureServerBuilt(ROOT);
+  });
+
   describe.each(DIALECTS)('kill -9 of the server during a 3-chunk upload on %s (issue 8 fault injection)', (dialect) => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-crash-'));
     let dropDatabase: (() => Promise<void>) | null = null;
@@ -136,7 +142,6 @@ describe.concurrent('fault injection (issue 8)', () => {
         RATE_LIMITS: 'off',
         LOG_LEVEL: 'warn',
       };
-      const compiled = await ensureServerBuilt(ROOT);
       const start = async () => {
         server = spawnServer(env, { compiled });
         await waitForHealth(server, [apiUrl, filesUrl]);
