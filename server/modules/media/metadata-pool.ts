@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { FromWorker, KindResult, MetadataTask, PreviewResult, SizeResult, TaskMessage, TaskResult, ToWorker } from './metadata-protocol.ts';
+import { processCpuMs } from '../../lib/process-cpu.ts';
 import { spawnReader } from './spawn-reader.ts';
 
 /** Reads `[start, end)` of the upload being measured. */
@@ -9,9 +10,11 @@ export interface MetadataLimits {
   /** Reader processes at most: parsing is CPU work, and these machines have two cores for everything. */
   workers: number;
   /**
-   * Time a task may run in the worker, not counting the range reads it waits for (storage
+   * CPU time a task may use in the worker, not counting the range reads it waits for (storage
    * speed is not the parser's fault). Well-formed files take a few milliseconds; the crafted
-   * MP4 of issue 8 took 5 s on the main thread.
+   * MP4 of issue 8 took 5 s on the main thread. CPU, not the wall clock, where /proc tells it:
+   * on a machine busy with other work a reader may wait seconds for a core, and a PNG read
+   * then had been stored as application/octet-stream with no size.
    */
   busyMs: number;
   /** Time a task may take in all, reads included: a stuck store cannot hold an upload forever. */
@@ -146,6 +149,7 @@ export class MetadataPool {
     const id = this.nextId++;
     let busyLeft = this.limits.busyMs;
     let busySince = Date.now();
+    let cpuSince = processCpuMs(slot.child.pid);
     let settled = false;
     // Past a deadline the job ends here and now, whenever the reader's 'exit' arrives.
     const kill = () => {
@@ -153,7 +157,25 @@ export class MetadataPool {
       this.all.delete(slot.child);
       finish(null, false);
     };
-    let busyTimer = setTimeout(kill, busyLeft);
+    /** Busy time spent since the clock last started: the reader's CPU, else the wall clock. */
+    const spent = () => {
+      const cpu = processCpuMs(slot.child.pid);
+      return cpu !== null && cpuSince !== null ? cpu - cpuSince : Date.now() - busySince;
+    };
+    const startBusy = () => {
+      busySince = Date.now();
+      cpuSince = processCpuMs(slot.child.pid);
+      busyTimer = setTimeout(checkBusy, Math.max(0, busyLeft));
+    };
+    // Checked when the budget would be gone by the wall clock: a reader that had the CPU all along
+    // is ended when it was before, one that waited for a core gets the rest of its budget (the
+    // total deadline still bounds the wait).
+    const checkBusy = () => {
+      busyLeft -= spent();
+      if (busyLeft <= 0) kill();
+      else startBusy();
+    };
+    let busyTimer = setTimeout(checkBusy, busyLeft);
     const totalTimer = setTimeout(kill, this.limits.totalMs);
     const finish = (result: TaskResult | null, healthy: boolean) => {
       if (settled) return;
@@ -174,11 +196,10 @@ export class MetadataPool {
       if ('done' in message) return finish(message.done, true);
       // A range read: the busy clock stops while the store answers.
       clearTimeout(busyTimer);
-      busyLeft -= Date.now() - busySince;
+      busyLeft -= spent();
       const reply = (bytes: Buffer | null) => {
         if (settled) return;
-        busySince = Date.now();
-        busyTimer = setTimeout(kill, Math.max(0, busyLeft));
+        startBusy();
         const answer: ToWorker = { id, readReply: message.read, bytes };
         slot.child.send(answer);
       };

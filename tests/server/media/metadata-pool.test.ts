@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_METADATA_LIMITS, MetadataPool } from '../../../server/modules/media/metadata-pool.ts';
 import { mp4Bytes } from '../files/fixtures/mp4.ts';
-import { mp4ManyEmptyBoxes, mp4WithSampleCount } from '../files/fixtures/hostile.ts';
+import { mp4ManyEmptyBoxes, mp4WithSampleCount, pngBomb } from '../files/fixtures/hostile.ts';
 
 /** Issue 8 item 1: the readers of uploaded bytes, bounded in memory and time, outside the server's process. */
 describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
@@ -58,5 +58,19 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
       return file.subarray(start, end);
     };
     expect(await pool.videoSize('video/mp4', head, file.length, slowStore)).toEqual({ width: 1280, height: 720 });
+  });
+
+  it('counts the CPU its reader used, not the time it waited for a core', async () => {
+    // A machine busy with other work, made certain: the reader is stopped for three budgets.
+    pool = new MetadataPool({ ...DEFAULT_METADATA_LIMITS, workers: 1, busyMs: 300 });
+    const png = pngBomb(300, 200, 0);
+    expect(await pool.kind(png, png.length)).toMatchObject({ mime: 'image/png', width: 300, height: 200 });
+    const [reader] = pool.readerPids();
+    process.kill(reader as number, 'SIGSTOP');
+    const pending = pool.kind(png, png.length);
+    await new Promise((r) => setTimeout(r, 900));
+    process.kill(reader as number, 'SIGCONT');
+    expect(await pending).toMatchObject({ mime: 'image/png', width: 300, height: 200 });
+    expect(pool.readerPids()).toContain(reader);
   });
 });
