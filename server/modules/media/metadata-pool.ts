@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { FromWorker, KindResult, MetadataTask, PreviewResult, SizeResult, TaskMessage, TaskResult, ToWorker } from './metadata-protocol.ts';
 import { processCpuMs } from '../../lib/process-cpu.ts';
-import { spawnReader } from './spawn-reader.ts';
+import { lowerPriority, spawnReader } from './spawn-reader.ts';
 
 /** Reads `[start, end)` of the upload being measured. */
 export type ReadRange = (start: number, end: number) => Promise<Buffer>;
@@ -125,6 +125,7 @@ export class MetadataPool {
     child.on('message', (message: FromWorker) => {
       if ('ready' in message) {
         clearTimeout(startTimer);
+        lowerPriority(child);
         markReady(true);
       } else slot.onMessage?.(message);
     });

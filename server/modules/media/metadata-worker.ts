@@ -11,8 +11,9 @@ import { renderPreviews } from './render-previews.ts';
  */
 const send = process.send?.bind(process);
 if (!send) throw new Error('metadata-worker.ts runs only as a child process with an IPC channel');
-// The parsers load as the worker starts, so the first task's deadline is not spent loading them.
-void loadSniffers();
+// The parsers load as the worker starts, before it says it is ready: the pool lowers its
+// priority then and starts the first task's deadline, neither of which is for loading them.
+const sniffersLoaded = loadSniffers();
 
 const pendingReads = new Map<number, (bytes: Buffer | null) => void>();
 let nextRead = 1;
@@ -57,4 +58,5 @@ process.on('message', (message: ToWorker) => {
 });
 // The parent going away (crash, kill -9) leaves nothing for this process to do.
 process.on('disconnect', () => process.exit(0));
-reply({ ready: true });
+// Ready even if they failed to load: each task then answers null, as for any parser's failure.
+void sniffersLoaded.catch(() => {}).then(() => reply({ ready: true }));

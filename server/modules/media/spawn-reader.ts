@@ -23,16 +23,23 @@ export function spawnReader(name: string, heapMb: number): ChildProcess {
   if (fromSources) execArgv.push('--import', tsxLoader(here));
   // Its output is dropped: a parser complaining about a hostile file is not the server's log.
   const child = fork(entry, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
-  // Lowest CPU priority: on a busy machine a reader chewing through a hostile file (or
-  // starting up) yields to the server's own thread, which must keep answering (issue 8).
-  if (child.pid !== undefined) {
-    try {
-      os.setPriority(child.pid, 19);
-    } catch {
-      // Not allowed on this system: the reader runs at normal priority.
-    }
-  }
   return child;
+}
+
+/**
+ * Lowest CPU priority, for a reader that has started (loaded its parsers) and is about to be
+ * given uploaded bytes: on a busy machine one chewing through a hostile file yields to the
+ * server's own thread, which must keep answering (issue 8). Not while it starts: at nice 19 on a
+ * machine whose cores were busy, a start (1–2 s of CPU from the sources) waited past its 30 s
+ * deadline for a core, and the pictures of that moment were stored without a type or previews.
+ */
+export function lowerPriority(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    os.setPriority(child.pid, 19);
+  } catch {
+    // Not allowed on this system, or the reader has just ended: it runs at normal priority.
+  }
 }
 
 /** File URL of tsx's loader (its package's main export), so the child finds it from any cwd. */

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_METADATA_LIMITS, MetadataPool } from '../../../server/modules/media/metadata-pool.ts';
 import { mp4Bytes } from '../files/fixtures/mp4.ts';
@@ -72,5 +73,17 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
     process.kill(reader as number, 'SIGCONT');
     expect(await pending).toMatchObject({ mime: 'image/png', width: 300, height: 200 });
     expect(pool.readerPids()).toContain(reader);
+  });
+
+  it("starts its reader at the server's priority and gives it uploaded bytes at the lowest", async () => {
+    // A reader loading its parsers at nice 19 on a busy machine waited past its start deadline
+    // for a core; the bytes it parses are what must yield to the server (issue 8).
+    pool = new MetadataPool({ ...DEFAULT_METADATA_LIMITS, workers: 1 });
+    const png = pngBomb(300, 200, 0);
+    const pending = pool.kind(png, png.length);
+    const [reader] = pool.readerPids();
+    expect(os.getPriority(reader)).toBe(os.getPriority());
+    expect(await pending).toMatchObject({ mime: 'image/png', width: 300, height: 200 });
+    expect(os.getPriority(reader)).toBe(19);
   });
 });
