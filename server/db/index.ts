@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type RawBuilder } from 'kysely';
 import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
+import { reusingStatements } from './sqlite-statements.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Database = Kysely<DB>;
@@ -30,7 +31,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
     database.pragma('busy_timeout = 5000');
-    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database }) });
+    const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
     return { db, dialect: 'sqlite', close: () => db.destroy() };
   }
   // Issue 9, a lean process: node-postgres loads only when a PostgreSQL URL is used (Kysely
