@@ -149,8 +149,9 @@ export class MetadataPool {
     if (!(await slot.ready) || !slot.child.connected) return job.resolve(null);
     const id = this.nextId++;
     let busyLeft = this.limits.busyMs;
-    let busySince = Date.now();
-    let cpuSince = processCpuMs(slot.child.pid);
+    let busySince = 0;
+    let cpuSince: number | null = null;
+    let busyTimer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
     // Past a deadline the job ends here and now, whenever the reader's 'exit' arrives.
     const kill = () => {
@@ -176,7 +177,7 @@ export class MetadataPool {
       if (busyLeft <= 0) kill();
       else startBusy();
     };
-    let busyTimer = setTimeout(checkBusy, busyLeft);
+    startBusy();
     const totalTimer = setTimeout(kill, this.limits.totalMs);
     const finish = (result: TaskResult | null, healthy: boolean) => {
       if (settled) return;
