@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_METADATA_LIMITS, MetadataPool } from '../../../server/modules/media/metadata-pool.ts';
 import { mp4Bytes } from '../files/fixtures/mp4.ts';
@@ -73,6 +75,18 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
     process.kill(reader as number, 'SIGCONT');
     expect(await pending).toMatchObject({ mime: 'image/png', width: 300, height: 200 });
     expect(pool.readerPids()).toContain(reader);
+  });
+
+  it('forks the reader of the up-to-date server build in tests, not the sources under tsx', async () => {
+    // tests/server/global-setup.ts: a start under tsx cost the suite ~0.5 s of CPU per reader.
+    pool = new MetadataPool({ ...DEFAULT_METADATA_LIMITS, workers: 1 });
+    const png = pngBomb(30, 20, 0);
+    const pending = pool.kind(png, png.length);
+    const [reader] = pool.readerPids();
+    const argv = fs.readFileSync(`/proc/${reader}/cmdline`, 'utf8').split('\0');
+    expect(argv).toContain(path.resolve(import.meta.dirname, '../../../dist-server/server/metadata-worker.mjs'));
+    expect(argv.join(' ')).not.toContain('tsx');
+    expect(await pending).toMatchObject({ mime: 'image/png', width: 30, height: 20 });
   });
 
   it("starts its reader at the server's priority and gives it uploaded bytes at the lowest", async () => {

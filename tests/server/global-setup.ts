@@ -1,0 +1,13 @@
+import path from 'node:path';
+import { ensureServerBuilt } from '../../scripts/server-build.mjs';
+
+/**
+ * Once, before any server test file runs: the compiled server, rebuilt when any source is newer
+ * (~1 s), whose metadata reader the servers under test fork (server/modules/media/spawn-reader.ts,
+ * `STASH_TEST_READERS`) rather than starting it from the sources under tsx each time. Test files
+ * and the processes they spawn inherit the variable.
+ */
+export default async function setup(): Promise<void> {
+  const entry = await ensureServerBuilt(path.resolve(import.meta.dirname, '../..'));
+  process.env.STASH_TEST_READERS = path.dirname(entry);
+}
