@@ -44,7 +44,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
       expect(u.fields).toMatchObject({ uploadId: queued!.id, fileSize: String(file.size), totalChunks: '3', originalname: 'notes.txt' });
       expect(u.fields.chunkHash).toBe(sha256(original.subarray(i * CHUNK, (i + 1) * CHUNK)));
     });
-    expect(await download(h.t, done.url!)).toEqual(original);
+    expect((await download(h.t, done.url!)).equals(original)).toBe(true);
     expect(await store.chunkIndexes(queued!.id)).toEqual([]);
   });
 
@@ -58,7 +58,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     const [queued] = await queue.enqueue([file]);
     const done = await waitForState(queue, queued!.id, ['done', 'failed']);
     expect(done).toMatchObject({ state: 'done', ackedBytes: file.size });
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
     expect(h.proxy.uploads.map((u) => u.fields.chunkIndex)).toEqual(['0', '1', '2']);
     await waitUntil(async () => (await store.get(queued!.id))?.writeComplete === true);
     expect(await store.chunkIndexes(queued!.id)).toEqual([]);
@@ -85,7 +85,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     ]);
     // Every byte reached the server exactly once.
     expect(h.proxy.totalFileBytes()).toBe(file.size);
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
   });
 
   it('resumes after a reload: a new queue over the same IndexedDB finishes without resending stored bytes', async () => {
@@ -107,7 +107,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     expect(done.state).toBe('done');
     expect(h.proxy.uploads.find((u) => u.fields.chunkIndex === '1' && !u.cut)?.fields.chunkOffset).toBe('30000');
     expect(h.proxy.totalFileBytes()).toBe(file.size);
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
   });
 
   it('resumes after the server restarts', async () => {
@@ -131,7 +131,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     expect(done.state).toBe('done');
     expect(h.proxy.uploads.find((u) => u.fields.chunkIndex === '1' && !u.cut)?.fields.chunkOffset).toBe('40000');
     expect(h.proxy.totalFileBytes()).toBe(file.size);
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
   });
 
   it('waits out a 429 for its Retry-After, resends a chunk with a checksum mismatch, and stops on a refusal with the server message', async () => {
@@ -163,7 +163,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     expect(await store.list()).toEqual([]);
     const done = await waitForState(queue, queued!.id, ['done', 'failed']);
     expect(done).toMatchObject({ state: 'done', persistent: false });
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
   });
 
   it('falls back to sending from the File when IndexedDB refuses a write (quota exceeded)', async () => {
@@ -180,7 +180,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     expect(done).toMatchObject({ state: 'done', persistent: false });
     expect(await store.list()).toEqual([]);
     expect(await store.chunkIndexes(queued!.id)).toEqual([]);
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
     // Whatever the stored copy had already sent was not sent again.
     expect(h.proxy.totalFileBytes()).toBe(file.size);
   });
@@ -196,7 +196,7 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     expect(queued?.persistent).toBe(false);
     const done = await waitForState(queue, queued!.id, ['done', 'failed']);
     expect(done).toMatchObject({ state: 'done', persistent: false });
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(file));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
   });
 
   it('two tabs never send the same upload twice, and a tab that closes hands the queue over', async () => {
@@ -221,6 +221,6 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     const [u3] = await b.queue.enqueue([f3]);
     const done = await waitForState(b.queue, u3!.id, ['done', 'failed']);
     expect(done.state).toBe('done');
-    expect(await download(h.t, done.url!)).toEqual(await bytesOf(f3));
+    expect((await download(h.t, done.url!)).equals(await bytesOf(f3))).toBe(true);
   });
 });
