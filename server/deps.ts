@@ -53,7 +53,7 @@ export const UPLOAD_LEASE_MS = 15_000;
 
 /**
  * The fault-injection suite kills and restarts the real server process, so it cannot hand in
- * overrides: these two knobs come from the environment, and only under NODE_ENV=test.
+ * overrides: these knobs come from the environment, and only under NODE_ENV=test.
  */
 function testKnob(name: string): number | undefined {
   if (process.env.NODE_ENV !== 'test') return undefined;
@@ -73,7 +73,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     if (config.logLevel !== 'silent') console.warn(message);
   };
   const uploadChunkSize = overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE;
-  const storage = overrides.storage ?? (await createStorage(config, { chunkSize: uploadChunkSize, pieceSize: overrides.s3PieceSize, log }));
+  const storage = overrides.storage ?? (await createStorage(config, { chunkSize: uploadChunkSize, pieceSize: overrides.s3PieceSize ?? testKnob('STASH_TEST_S3_PIECE_SIZE'), log }));
   try {
     await assertStorageReady(storage);
   } catch (err) {
