@@ -11,23 +11,48 @@ export function isStorableText(s: string): boolean {
   return !NOT_STORABLE.test(s);
 }
 
+interface Container {
+  value: object;
+  parent: Container | null;
+  /** This container's key or index in its parent. */
+  key: string | number;
+}
+
+/** Dotted path of `key` inside `at` (or of `at` itself), built only once something is found. */
+function pathOf(at: Container, key?: string | number): string {
+  const keys = key === undefined ? [] : [key];
+  for (let c: Container | null = at; c?.parent; c = c.parent) keys.push(c.key);
+  return keys.reverse().join('.');
+}
+
 /**
  * The dotted path of the first string in a parsed JSON body that is not storable (the enclosing
- * object's path for a key, '' for the body itself), or null. Iterative, so a body nested thousands deep cannot overflow the stack.
+ * object's path for a key, '' for the body itself), or null. Iterative, so a body nested
+ * thousands deep cannot overflow the stack; it keeps a frame per object or array, not per value,
+ * and makes no path until it finds one, so a 1 MiB array of 150,000 numbers costs a loop, not
+ * 150,000 frames and path strings.
  */
 export function findUnstorableText(body: unknown): string | null {
-  const stack: { value: unknown; path: string }[] = [{ value: body, path: '' }];
+  if (typeof body === 'string') return isStorableText(body) ? null : '';
+  if (body === null || typeof body !== 'object') return null;
+  const stack: Container[] = [{ value: body, parent: null, key: '' }];
   while (stack.length > 0) {
-    const { value, path } = stack.pop() as { value: unknown; path: string };
-    if (typeof value === 'string') {
-      if (!isStorableText(value)) return path;
-    } else if (Array.isArray(value)) {
-      value.forEach((v, i) => stack.push({ value: v, path: path ? `${path}.${i}` : String(i) }));
-    } else if (value !== null && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) {
-        const p = path ? `${path}.${k}` : k;
-        if (!isStorableText(k)) return path;
-        stack.push({ value: v, path: p });
+    const at = stack.pop() as Container;
+    const visit = (v: unknown, key: string | number): string | null => {
+      if (typeof v === 'string') return isStorableText(v) ? null : pathOf(at, key);
+      if (v !== null && typeof v === 'object') stack.push({ value: v, parent: at, key });
+      return null;
+    };
+    if (Array.isArray(at.value)) {
+      for (let i = 0; i < at.value.length; i++) {
+        const found = visit(at.value[i], i);
+        if (found !== null) return found;
+      }
+    } else {
+      for (const [k, v] of Object.entries(at.value)) {
+        if (!isStorableText(k)) return pathOf(at);
+        const found = visit(v, k);
+        if (found !== null) return found;
       }
     }
   }
