@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
-import { screenshotPath } from './harness.ts';
+import { screenshotPath, type Stack } from './harness.ts';
+
+/** Issue 4's widths: phones (360 px for the signed-in area's folded tables) and a desktop. */
+export const PHONE_360 = { width: 360, height: 740 };
+export const PHONE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 800 };
 
 const require = createRequire(import.meta.url);
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -98,4 +103,44 @@ export async function controlsUnderDecoration(page: Page): Promise<string[]> {
     }
     return out;
   });
+}
+
+/** Loads a route and lets its data arrive, then runs every check; returns what went wrong. */
+export async function checkPage(stack: Stack, route: string, viewport: { width: number; height: number }, token: string | null): Promise<string[]> {
+  const w = await stack.openPage(viewport);
+  const problems: string[] = [];
+  try {
+    if (token) await w.context.addInitScript((t) => localStorage.setItem('token', t), token);
+    await w.page.goto(stack.siteUrl + route, { waitUntil: 'networkidle' });
+    await w.page.locator('h1').first().waitFor({ timeout: 15_000 });
+    // Data screens show their rows once their first call answers; networkidle covers it, and a
+    // short pause lets React paint.
+    await w.page.waitForTimeout(300);
+    const landed = new URL(w.page.url()).pathname;
+    if (landed !== route) problems.push(`ended on ${landed}`);
+    const overflow = await horizontalOverflow(w.page);
+    if (overflow) problems.push(overflow);
+    // Issue 11 items 6 and 7: thumb-sized targets, and no control under the corner picture.
+    problems.push(...(await smallTargets(w.page)).map((t) => `small target: ${t}`));
+    problems.push(...(await controlsUnderDecoration(w.page)).map((c) => `under the decorative picture: ${c}`));
+    const shot = `page-${viewport.width}-${route === '/' ? 'home' : route}`;
+    await screenshot(w.page, `${shot}-light`);
+    problems.push(...(await seriousAxeViolations(w.page)));
+    // The same screen in dark mode (issue 11 "What must be shown"), checked by axe as well.
+    await w.page.emulateMedia({ colorScheme: 'dark' });
+    await w.page.waitForTimeout(100);
+    await screenshot(w.page, `${shot}-dark`);
+    problems.push(...(await seriousAxeViolations(w.page)).map((v) => `dark: ${v}`));
+    try {
+      // The unknown path answers 404 on purpose (issue 11 item 10); Chromium logs that document status.
+      w.assertNoConsoleErrors(route === '/no-such-page' ? [/status of 404/] : []);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  } catch (err) {
+    problems.push(`could not check: ${(err as Error).message}`);
+  } finally {
+    await w.close();
+  }
+  return problems.map((p) => `${route} @${viewport.width}px: ${p}`);
 }

@@ -1,92 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startStack, type Stack } from './harness.ts';
-import { PNG_1X1, USER_PASSWORD, uniqueName } from './fixtures.ts';
-import { registerViaApi, uploadViaApi } from './flows.ts';
-import { controlsUnderDecoration, horizontalOverflow, screenshot, seriousAxeViolations, smallTargets } from './page-checks.ts';
+import { DESKTOP, PHONE, screenshot } from './page-checks.ts';
 
-const PUBLIC_PAGES = ['/', '/privacy', '/tos', '/faq', '/login', '/register', '/no-such-page'];
-// The admin sees every signed-in screen (design §6), so one account covers them all.
-const SIGNED_IN_PAGES = ['/dashboard', '/uploaded', '/settings', '/invites', '/admin/settings', '/admin/users', '/admin/uploaded', '/admin/invitelogs'];
-const PHONE_360 = { width: 360, height: 740 };
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
-
+// Every page's layout, axe and console checks: pages-public.e2e.ts and pages-signed-in.e2e.ts.
 let stack: Stack;
 let adminToken: string;
 
 beforeAll(async () => {
   stack = await startStack();
   adminToken = await stack.login(ADMIN.username, ADMIN.password);
-  // Rows in every table, so the stacked-card layout and long values are really exercised.
-  for (let i = 0; i < 3; i += 1) await registerViaApi(stack, uniqueName('someone-with-a-long-name'), USER_PASSWORD);
-  await stack.api('/api/v1/admin/create/invites', { token: adminToken, count: 3 });
-  await stack.api('/api/v1/utils/invites', { token: adminToken });
-  await uploadViaApi(stack, adminToken, 'a-rather-long-file-name-for-layout-testing-purposes.png', PNG_1X1, 'image/png');
 });
 afterAll(async () => {
   await stack?.stop();
-});
-
-/** Loads a route and lets its data arrive, then runs every check; returns what went wrong. */
-async function checkPage(stack: Stack, route: string, viewport: { width: number; height: number }, token: string | null): Promise<string[]> {
-  const w = await stack.openPage(viewport);
-  const problems: string[] = [];
-  try {
-    if (token) await w.context.addInitScript((t) => localStorage.setItem('token', t), token);
-    await w.page.goto(stack.siteUrl + route, { waitUntil: 'networkidle' });
-    await w.page.locator('h1').first().waitFor({ timeout: 15_000 });
-    // Data screens show their rows once their first call answers; networkidle covers it, and a
-    // short pause lets React paint.
-    await w.page.waitForTimeout(300);
-    const landed = new URL(w.page.url()).pathname;
-    if (landed !== route) problems.push(`ended on ${landed}`);
-    const overflow = await horizontalOverflow(w.page);
-    if (overflow) problems.push(overflow);
-    // Issue 11 items 6 and 7: thumb-sized targets, and no control under the corner picture.
-    problems.push(...(await smallTargets(w.page)).map((t) => `small target: ${t}`));
-    problems.push(...(await controlsUnderDecoration(w.page)).map((c) => `under the decorative picture: ${c}`));
-    const shot = `page-${viewport.width}-${route === '/' ? 'home' : route}`;
-    await screenshot(w.page, `${shot}-light`);
-    problems.push(...(await seriousAxeViolations(w.page)));
-    // The same screen in dark mode (issue 11 "What must be shown"), checked by axe as well.
-    await w.page.emulateMedia({ colorScheme: 'dark' });
-    await w.page.waitForTimeout(100);
-    await screenshot(w.page, `${shot}-dark`);
-    problems.push(...(await seriousAxeViolations(w.page)).map((v) => `dark: ${v}`));
-    try {
-      // The unknown path answers 404 on purpose (issue 11 item 10); Chromium logs that document status.
-      w.assertNoConsoleErrors(route === '/no-such-page' ? [/status of 404/] : []);
-    } catch (err) {
-      problems.push((err as Error).message);
-    }
-  } catch (err) {
-    problems.push(`could not check: ${(err as Error).message}`);
-  } finally {
-    await w.close();
-  }
-  return problems.map((p) => `${route} @${viewport.width}px: ${p}`);
-}
-
-// One test per page and width: each page's checks (two axe runs, two screenshots) take a few
-// seconds alone and up to 15 s on a loaded machine, and eight of them under one test's time limit
-// ran out of it when two CI runs shared the machine.
-describe('every page on a phone and a desktop: no sideways scroll, no console errors, no serious axe findings', () => {
-  for (const viewport of [PHONE, DESKTOP]) {
-    for (const route of PUBLIC_PAGES) {
-      it(`public ${route} at ${viewport.width} px`, async () => {
-        expect(await checkPage(stack, route, viewport, null)).toEqual([]);
-      });
-    }
-  }
-
-  // Issue 4 also names 360 px for the signed-in area: the admin tables must fold into cards there.
-  for (const viewport of [PHONE_360, PHONE, DESKTOP]) {
-    for (const route of SIGNED_IN_PAGES) {
-      it(`signed-in ${route} at ${viewport.width} px`, async () => {
-        expect(await checkPage(stack, route, viewport, adminToken)).toEqual([]);
-      });
-    }
-  }
 });
 
 // Issue 9, first paint: every route waits for /config.json before it renders (src/main.tsx). The
