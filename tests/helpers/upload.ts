@@ -52,6 +52,13 @@ export interface MultipartRequest {
   bearer?: string;
   /** Cut the connection after this many bytes of the file part were sent. */
   abortAfter?: number;
+  /**
+   * Resolves once the server has taken what was sent before the cut (a test polls the store).
+   * Without it the cut comes 150 ms after the last byte: enough where the server is streaming a
+   * large body anyway, not for a few hundred bytes on a loaded machine, where the request may not
+   * have reached its handler yet and the cut loses what sat unread in its buffer.
+   */
+  beforeCut?: () => Promise<unknown>;
 }
 
 export interface HttpAnswer {
@@ -119,8 +126,8 @@ export function sendMultipart(url: string, request: MultipartRequest): Promise<H
           for await (const piece of source) {
             if (request.abortAfter !== undefined && sent + piece.length >= request.abortAfter) {
               await write(piece.subarray(0, request.abortAfter - sent));
-              // Give the server a moment to store what arrived, then drop the connection.
-              await new Promise((r) => setTimeout(r, 150));
+              // Let the server store what arrived, then drop the connection.
+              await (request.beforeCut?.() ?? new Promise((r) => setTimeout(r, 150)));
               req.destroy();
               resolve({ status: 0, body: { aborted: true } });
               return;
