@@ -127,6 +127,12 @@ export async function receiveChunk(
     // Design §7: a mismatch discards the chunk; the client sends it again.
     if (fields.chunkHash !== null && fields.chunkHash !== outcome.sha256) return await refuse(unprocessable('Chunk checksum mismatch', { retry: true }));
     await lease.settle({ bytes: total, complete: true, sha256: outcome.sha256 });
+  } catch (err) {
+    // Gone while this request wrote (cancelled, or swept or finished after its lease lapsed): what
+    // it wrote after the canceller discarded the upload's bytes is nobody's, and no later upload
+    // shares its random key, so it goes now rather than staying on disk for good.
+    if (err instanceof HttpError && err.statusCode === 410) await deps.storage.discard(upload.storage_key).catch(() => {});
+    throw err;
   } finally {
     await lease.release();
   }

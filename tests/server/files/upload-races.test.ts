@@ -132,6 +132,29 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
     expect(await partialFiles()).toEqual([]);
   });
 
+  it('leaves no bytes behind when its upload is cancelled before its writer reaches the store', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    // The writer holds its lease but starts writing only once the cancel has discarded the
+    // upload's bytes (what a busy disk or a slow store does): it makes them again.
+    let cancelled = () => {};
+    const afterCancel = new Promise<void>((resolve) => (cancelled = resolve));
+    const writeAt = t.deps.storage.writeAt.bind(t.deps.storage);
+    t.deps.storage.writeAt = async (...args) => {
+      await afterCancel;
+      return writeAt(...args);
+    };
+    const sending = send({ uploadId, originalname: 'late-writer.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 }, randomBytes(CHUNK));
+    await until(() => chunkRow(0), (r) => r?.writer != null);
+    expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId })).status).toBe(200);
+    cancelled();
+    const answer = await sending;
+    expect(answer.status).toBe(410);
+    expect(await listed()).toHaveLength(0);
+    expect(await partialFiles()).toEqual([]);
+  });
+
   it('answers a request that arrives after its upload was cancelled with 410 and opens nothing again', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();
