@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../helpers/poll.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
@@ -78,17 +79,11 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     // Cut once the server is writing the chunk (the parser may hold back a few bytes that could
     // start its boundary, an S3 writer up to one piece until the request ends).
     const unflushed = t.store.driver === 's3' ? PIECE : 0;
-    const writing = async () => {
-      for (const deadline = Date.now() + 30_000; Date.now() < deadline && (await partialBytesOnDisk(t)) < 500 - unflushed; ) await new Promise((r) => setTimeout(r, 20));
-    };
+    const writing = () => until(() => partialBytesOnDisk(t), (n) => n >= 500 - unflushed, 30_000);
     const cut = await upload({ ...common, chunkIndex: 0, chunkHash: sha256(first) }, first, { abortAfter: 600, beforeCut: writing });
     expect(cut.status).toBe(0);
     // The server notices the closed connection asynchronously (seconds on S3 when the machine is loaded).
-    let s = await status(uploadId);
-    for (const deadline = Date.now() + 30_000; Date.now() < deadline && (s.body.partial as unknown) === null; ) {
-      await new Promise((r) => setTimeout(r, 50));
-      s = await status(uploadId);
-    }
+    const s = await until(() => status(uploadId), (r) => (r.body.partial as unknown) !== null, 30_000);
     expect(s.status).toBe(200);
     expect(s.body).toMatchObject({ success: true, totalChunks: 2, received: [] });
     // The multipart parser may hold back a few bytes that could start its boundary; the rest is kept.

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from '../../helpers/poll.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpAnswer, type HttpTestApp } from '../../helpers/upload.ts';
 
@@ -23,15 +24,6 @@ function gated(data: Buffer, headBytes: number) {
       yield data.subarray(headBytes);
     },
   };
-}
-
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dialect) => {

@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { S3Storage } from '../../../server/storage/s3.ts';
 import { StorageError } from '../../../server/storage/storage.ts';
 import { freePort } from '../../helpers/free-port.ts';
+import { until } from '../../helpers/poll.ts';
 import { S3_AVAILABLE, s3Endpoint, s3Settings, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
 import { openDriver, pattern, readAll, source } from './drivers.ts';
 
@@ -13,15 +14,6 @@ afterAll(stopS3Server);
 
 const MiB = 1024 * 1024;
 const KEY = 's3-driver-key-01';
-
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe.skipIf(!S3_AVAILABLE)('S3 driver', () => {
   const closers: (() => Promise<void>)[] = [];
@@ -95,7 +87,7 @@ describe.skipIf(!S3_AVAILABLE)('S3 driver', () => {
     const writing = s3.writeAt(KEY, 0, body).catch((e: unknown) => e);
     body.write(pattern(9 * MiB));
     // The write is still open (as when the process is killed): 8 MiB are already in the store.
-    expect(await until(() => other.storedBytes(KEY, 0, 16 * MiB), (n) => n === 8 * MiB)).toBe(8 * MiB);
+    expect(await until(() => other.storedBytes(KEY, 0, 16 * MiB), (n) => n === 8 * MiB, 20_000)).toBe(8 * MiB);
     body.destroy(new Error('cut'));
     await writing;
     expect(await other.storedBytes(KEY, 0, 16 * MiB)).toBe(9 * MiB);
