@@ -5,6 +5,7 @@ import pg from 'pg';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { ms, percentile, type Row } from './stats.ts';
 import { options } from './options.ts';
+import { uploadFile } from './upload-client.ts';
 
 /**
  * Issue 9: the statements the server really runs for `files/uploaded` and `admin/get/uploaded`,
@@ -71,9 +72,11 @@ async function seedPostgres(url: string): Promise<void> {
   await c.end();
 }
 
-async function timed(url: string, body: unknown): Promise<number[]> {
+/** `before` runs ahead of each request, untimed (a change the request must then see). */
+async function timed(url: string, body: unknown, before?: (i: number) => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < SAMPLES + 2; i++) {
+    await before?.(i);
     const t0 = performance.now();
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const json = (await res.json()) as { files?: unknown[] };
@@ -87,16 +90,23 @@ async function measure(server: BenchServer, label: string): Promise<Row[]> {
   const token = await login(server.apiUrl);
   const own = `${server.apiUrl}/api/v1/files/uploaded`;
   const admin = `${server.apiUrl}/api/v1/admin/get/uploaded`;
-  const cases: [string, string, unknown][] = [];
+  const cases: [string, string, unknown, undefined?][] = [];
   for (const sort of ['newest', 'oldest', 'largest', 'smallest']) {
     for (const page of [1, DEEP]) cases.push([`own files, ${sort}, page ${page.toLocaleString('en')}`, own, { token, page, pageSize: PAGE_SIZE, sort }]);
   }
   cases.push([`own files, name filter "${FILTER}"`, own, { token, page: 1, pageSize: PAGE_SIZE, filters: { name: FILTER } }]);
   cases.push(['all files (admin), newest, page 1', admin, { token, page: 1, pageSize: PAGE_SIZE, sort: 'newest' }]);
   cases.push([`all files (admin), newest, page ${DEEP.toLocaleString('en')}`, admin, { token, page: DEEP, pageSize: PAGE_SIZE, sort: 'newest' }]);
+  // A deep page right after its owner uploaded a file: newest first, every row of the list
+  // moves one place down, so kept anchors must follow the change (or the list be walked again).
+  const upload = (i: number) => uploadFile(server.apiUrl, token, 1024, 9_000_000 + i);
+  const afterUpload: [string, string, unknown, (i: number) => Promise<unknown>][] = [
+    [`own files, newest, page ${DEEP.toLocaleString('en')}, right after an upload`, own, { token, page: DEEP, pageSize: PAGE_SIZE, sort: 'newest' }, upload],
+    [`all files (admin), newest, page ${DEEP.toLocaleString('en')}, right after an upload`, admin, { token, page: DEEP, pageSize: PAGE_SIZE, sort: 'newest' }, upload],
+  ];
   const rows: Row[] = [];
-  for (const [name, url, body] of cases) {
-    const samples = await timed(url, body);
+  for (const [name, url, body, before] of [...cases, ...afterUpload]) {
+    const samples = await timed(url, body, before);
     process.stderr.write(`  ${label} ${name}: p95 ${ms(percentile(samples, 95))}\n`);
     rows.push({
       benchmark: `list, ${label}, ${FILES.toLocaleString('en')} files of one user: ${name}`,

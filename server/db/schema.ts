@@ -91,6 +91,20 @@ export interface FileTotalsTable {
   changes: Generated<number>;
 }
 
+/** The last inserts and deletes of files, written by the counting triggers (migration 2026-11-29-10), for the list anchors. */
+export interface FileListLogTable {
+  /** The site's `file_totals.changes` after this change. */
+  changes: number;
+  user_id: string;
+  /** The owner's `file_counts.changes` after this change; null when the owner's row was gone. */
+  user_changes: number | null;
+  file_id: string;
+  size: number;
+  time_created: number;
+  /** 1: the file came; −1: it went. */
+  delta: number;
+}
+
 /**
  * SQLite only: the FTS5 trigram index of file names (migration 2026-11-22-21), queried with
  * `files_names match …`; PostgreSQL indexes the same filters with pg_trgm instead.
@@ -152,6 +166,7 @@ export interface DB {
   files: FilesTable;
   file_counts: FileCountsTable;
   file_totals: FileTotalsTable;
+  file_list_log: FileListLogTable;
   files_names: FilesNamesTable;
   uploads: UploadsTable;
   upload_chunks: UploadChunksTable;

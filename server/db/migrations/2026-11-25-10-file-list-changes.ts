@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { countingRules, isPostgres } from './2026-11-22-20-file-list-counters.ts';
 
 /**
@@ -15,6 +15,13 @@ import { countingRules, isPostgres } from './2026-11-22-20-file-list-counters.ts
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('file_counts').addColumn('changes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable('file_totals').addColumn('changes', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  const { onInsert, onDelete, onUpdate } = changeRules();
+  await replaceCountingTriggers(db, onInsert, onDelete);
+  await sortUpdateTrigger(db, onUpdate);
+}
+
+/** This migration's trigger bodies (restored by 2026-11-29-10's down()). */
+export function changeRules() {
   const onInsert = sql`
     update file_totals set file_count = file_count + 1, changes = changes + 1 where id = 1;
     insert into file_counts (user_id, file_count, changes) values (new.user_id, 1, (select changes from file_totals where id = 1))
@@ -26,26 +33,39 @@ export async function up(db: Kysely<any>): Promise<void> {
   const onUpdate = sql`
     update file_totals set changes = changes + 1 where id = 1;
     update file_counts set changes = changes + 1 where user_id = old.user_id or user_id = new.user_id;`;
-  await replaceTriggers(db, onInsert, onDelete, onUpdate);
+  return { onInsert, onDelete, onUpdate };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see up()
 export async function down(db: Kysely<any>): Promise<void> {
   const { onInsert, onDelete } = countingRules();
-  await replaceTriggers(db, onInsert, onDelete, null);
+  await replaceCountingTriggers(db, onInsert, onDelete);
+  await sortUpdateTrigger(db, null);
   await db.schema.alterTable('file_counts').dropColumn('changes').execute();
   await db.schema.alterTable('file_totals').dropColumn('changes').execute();
 }
 
-/** The counting triggers of migration 2026-11-22-20, same names, given new bodies; plus the sort-key update trigger when `onUpdate` is given. */
+/** The counting triggers of migration 2026-11-22-20, same names, given new bodies. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see up()
-async function replaceTriggers(db: Kysely<any>, onInsert: ReturnType<typeof sql>, onDelete: ReturnType<typeof sql>, onUpdate: ReturnType<typeof sql> | null): Promise<void> {
+export async function replaceCountingTriggers(db: Kysely<any>, onInsert: RawBuilder<unknown>, onDelete: RawBuilder<unknown>): Promise<void> {
   if (isPostgres(db)) {
     // The triggers call these functions by name: replacing the bodies is enough.
     await sql`create or replace function files_count_insert() returns trigger language plpgsql as $$
       begin ${onInsert} return null; end $$`.execute(db);
     await sql`create or replace function files_count_delete() returns trigger language plpgsql as $$
       begin ${onDelete} return null; end $$`.execute(db);
+    return;
+  }
+  await sql`drop trigger files_count_insert`.execute(db);
+  await sql`drop trigger files_count_delete`.execute(db);
+  await sql`create trigger files_count_insert after insert on files begin ${onInsert} end`.execute(db);
+  await sql`create trigger files_count_delete after delete on files begin ${onDelete} end`.execute(db);
+}
+
+/** The sort-key update trigger: created with `onUpdate`, dropped with null. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see up()
+async function sortUpdateTrigger(db: Kysely<any>, onUpdate: RawBuilder<unknown> | null): Promise<void> {
+  if (isPostgres(db)) {
     if (onUpdate) {
       await sql`create function files_sort_update() returns trigger language plpgsql as $$
         begin ${onUpdate} return null; end $$`.execute(db);
@@ -57,10 +77,6 @@ async function replaceTriggers(db: Kysely<any>, onInsert: ReturnType<typeof sql>
     }
     return;
   }
-  await sql`drop trigger files_count_insert`.execute(db);
-  await sql`drop trigger files_count_delete`.execute(db);
-  await sql`create trigger files_count_insert after insert on files begin ${onInsert} end`.execute(db);
-  await sql`create trigger files_count_delete after delete on files begin ${onDelete} end`.execute(db);
   if (onUpdate) await sql`create trigger files_sort_update after update of size, time_created, user_id on files begin ${onUpdate} end`.execute(db);
   else await sql`drop trigger files_sort_update`.execute(db);
 }

@@ -8,6 +8,7 @@ import * as previews from './2026-11-22-30-previews.ts';
 import * as jobLeases from './2026-11-22-40-job-leases.ts';
 import * as cancelledUploads from './2026-11-22-41-cancelled-uploads.ts';
 import * as fileListChanges from './2026-11-25-10-file-list-changes.ts';
+import * as fileListLog from './2026-11-29-10-file-list-log.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22-40-job-leases': jobLeases,
   '2026-11-22-41-cancelled-uploads': cancelledUploads,
   '2026-11-25-10-file-list-changes': fileListChanges,
+  '2026-11-29-10-file-list-log': fileListLog,
 };

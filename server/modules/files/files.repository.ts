@@ -137,7 +137,7 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
   // Past the last page there is nothing to read (and nothing to walk).
   if (offset >= total) return { rows: [], total };
   const list = q.username ? null : { userId: q.userId, sort: q.sort };
-  const anchored = list && changes !== null ? await anchoredPageIds(db, list, changes, offset, q.pageSize) : null;
+  const anchored = list && changes !== null ? await anchoredPageIds(db, list, changes, total, offset, q.pageSize) : null;
   if (anchored) {
     // No rows: the list changed since its count was read, and the anchors with it.
     const rows = await pageRows(db, q, anchored);

@@ -16,10 +16,24 @@ import type { FileSort } from '../../../contract/files.ts';
  * of the list was added, removed or re-keyed since, the statement answers no rows and the
  * caller runs the plain offset query. So an anchored page is always the page the offset query
  * would have given at that moment.
+ *
+ * A change does not cost a walk: the counting triggers log each file that came or went
+ * (migration 2026-11-29-10), and anchors read at counter c are carried to a later counter by
+ * the log's entries after c — each moves the anchors after its row by one place, and takes away
+ * an anchor it deletes. Anchors then sit at any place, not only every STRIDE-th, so each keeps
+ * its place. The list is walked again when the log cannot tell (entries pruned, a sort-key
+ * update, a tie only the database's collation can order), after STRIDE carried changes, or when
+ * a gap between anchors grows past MAX_GAP.
  */
 export const STRIDE = 1000;
 /** Anchors read per slice of a build; between slices other requests run (SQLite's driver is synchronous). */
 const SLICE = 20;
+/**
+ * Rows a page may step over from its anchor once changes were carried: a deleted anchor joins
+ * two gaps (2 × STRIDE, plus what came between); several deleted close together walk the list
+ * again. Stepping over an index entry costs well under a microsecond, so 4,000 stay cheap.
+ */
+const MAX_GAP = 4 * STRIDE;
 /** Lists (owner × sort) whose anchors a process keeps, least recently used dropped first: ≤ 1,000 anchors each per million files. */
 const MAX_LISTS = 64;
 
@@ -33,16 +47,27 @@ export interface AnchoredList {
   sort: Sort;
 }
 
-interface Anchor {
+interface Row {
   key: number;
   id: string;
 }
 
+interface Anchor extends Row {
+  /** Rows before it in the list (0-based place). */
+  pos: number;
+}
+
 interface Build {
   changes: number;
-  /** anchors[j] is the row at position (j + 1) × STRIDE − 1 of the list (0-based). */
+  /** In list order; a walk reads the rows at places (j + 1) × STRIDE − 1, carrying moves them. */
   anchors: Anchor[];
   done: boolean;
+  /** The walk read every anchor of the list at `changes`: the log can carry them forward. */
+  complete: boolean;
+  /** Changes carried since the walk. */
+  carried: number;
+  /** The carry to a later counter under way, shared by the requests that need it. */
+  next?: { changes: number; build: Promise<Build | null> };
   /** Resolves when the next slice has been read (or the build ends). */
   progressed: Promise<void>;
   wake: () => void;
@@ -57,7 +82,7 @@ export function orderOf(sort: Sort): OrderTerm[] {
 }
 
 /** Rows at (or, `strict`, after) the anchor in the list's order, as a range the sort index answers. */
-function fromAnchor(sort: Sort, a: Anchor, strict: boolean): RawBuilder<boolean> {
+function fromAnchor(sort: Sort, a: Row, strict: boolean): RawBuilder<boolean> {
   const eq = strict ? '' : '=';
   if (sort === 'largest') {
     // Size descending, id ascending: no single row comparison; the size bound is the index range
@@ -87,47 +112,84 @@ function ordered<T extends { orderBy: (column: OrderColumn, direction: 'asc' | '
 }
 
 const builds = new WeakMap<Database, Map<string, Build>>();
+const walks = new WeakMap<Database, number>();
+
+/** Walks started by this process on `db` (diagnostics, and the tests' proof that a change was carried, not walked). */
+export function anchorWalks(db: Database): number {
+  return walks.get(db) ?? 0;
+}
 
 /**
  * The ids of the page at `offset` read from the nearest anchor, for the caller to use as the
  * page's `files.id in (…)`; null when anchors cannot answer (a short list, or anchors not yet
  * read that far), and then the caller runs the offset query. An empty answer from the query
  * means the list changed since `changes` was read: the caller runs the offset query too.
+ * `total` is the list's count at `changes`.
  */
-export async function anchoredPageIds(db: Database, list: AnchoredList, changes: number, offset: number, pageSize: number) {
-  const j = Math.floor((offset + 1) / STRIDE);
-  if (j < 1) return null;
-  const build = buildFor(db, list, changes);
+export async function anchoredPageIds(db: Database, list: AnchoredList, changes: number, total: number, offset: number, pageSize: number) {
+  if (offset < STRIDE - 1) return null;
+  const build = await buildFor(db, list, changes, total);
   if (!build) return null;
   // The request waits only while the walk is short of its page: never longer than its own
   // offset query would have walked, and in slices other requests share.
-  while (build.anchors.length < j && !build.done) await build.progressed;
-  const anchor = build.anchors[j - 1];
+  while (!build.done && (build.anchors.at(-1)?.pos ?? -1) + STRIDE <= offset) await build.progressed;
+  const anchor = nearest(build.anchors, offset);
   if (!anchor) return null;
   const ids = listed(db, list).select('files.id').where(fromAnchor(list.sort, anchor, false)).where(unchanged(list, changes));
   return ordered(ids, list.sort)
     .limit(pageSize)
-    .offset(offset - (j * STRIDE - 1));
+    .offset(offset - anchor.pos);
 }
 
-/** The list's anchors at `changes`, started when missing or older; null when this request read an older counter than the build. */
-function buildFor(db: Database, list: AnchoredList, changes: number): Build | null {
+/** The last anchor at or before `offset`. */
+function nearest(anchors: Anchor[], offset: number): Anchor | undefined {
+  let lo = 0;
+  let hi = anchors.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (anchors[mid]!.pos <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return anchors[lo - 1];
+}
+
+/** The list's anchors at `changes`: kept, carried forward from older ones, or a walk started; null when this request read an older counter than the build. */
+async function buildFor(db: Database, list: AnchoredList, changes: number, total: number): Promise<Build | null> {
   let lists = builds.get(db);
   if (!lists) builds.set(db, (lists = new Map()));
   const key = `${list.userId ?? '*'}\u0000${list.sort}`;
   const known = lists.get(key);
   if (known && known.changes > changes) return null;
-  const build = known && known.changes === changes ? known : newBuild(changes);
-  // Least recently used last out.
+  if (known && known.changes === changes) return kept(lists, key, known);
+  if (known?.complete && known.carried + (changes - known.changes) <= STRIDE) {
+    if (known.next?.changes !== changes) known.next = { changes, build: carried(db, list, known, changes, total) };
+    const next = await known.next.build;
+    if (next) {
+      const now = lists.get(key);
+      return now && now.changes >= next.changes ? next : kept(lists, key, next);
+    }
+  }
+  // Another request may have started a walk at this counter (or read a later one) meanwhile.
+  const now = lists.get(key);
+  if (now && now.changes > changes) return null;
+  if (now && now.changes === changes) return kept(lists, key, now);
+  const build = newBuild(changes);
+  kept(lists, key, build);
+  walks.set(db, anchorWalks(db) + 1);
+  void walk(db, list, build, total, () => lists.get(key) === build);
+  return build;
+}
+
+/** Keeps `build` as the list's anchors, least recently used last out. */
+function kept(lists: Map<string, Build>, key: string, build: Build): Build {
   lists.delete(key);
   lists.set(key, build);
   if (lists.size > MAX_LISTS) lists.delete(lists.keys().next().value as string);
-  if (build !== known) void walk(db, list, build, () => lists.get(key) === build);
   return build;
 }
 
 function newBuild(changes: number): Build {
-  const build: Build = { changes, anchors: [], done: false, progressed: Promise.resolve(), wake: () => {} };
+  const build: Build = { changes, anchors: [], done: false, complete: false, carried: 0, progressed: Promise.resolve(), wake: () => {} };
   const arm = () => {
     build.progressed = new Promise((resolve) => {
       build.wake = () => {
@@ -140,17 +202,90 @@ function newBuild(changes: number): Build {
   return build;
 }
 
+interface Change extends Row {
+  delta: number;
+}
+
+/** `from`'s anchors moved by the log's entries up to `changes`; null when the log cannot tell where they now stand. */
+async function carried(db: Database, list: AnchoredList, from: Build, changes: number, total: number): Promise<Build | null> {
+  const entries = await logged(db, list, from.changes, changes).catch(() => null);
+  // Fewer entries than the counter moved: pruned, or a change that logs nothing (a re-keyed file).
+  if (!entries || entries.length !== changes - from.changes) return null;
+  const anchors = from.anchors.map((a) => ({ ...a }));
+  for (const change of entries) if (!moved(list.sort, anchors, change)) return null;
+  if (widestGap(anchors, total) > MAX_GAP) return null;
+  return { changes, anchors, done: true, complete: true, carried: from.carried + entries.length, progressed: Promise.resolve(), wake: () => {} };
+}
+
+/** The files that came (delta 1) or went (−1) in the list after counter `after`, up to `upTo`, in order. */
+async function logged(db: Database, list: AnchoredList, after: number, upTo: number): Promise<Change[]> {
+  const counter = list.userId === undefined ? 'changes' : 'user_changes';
+  let query = db.selectFrom('file_list_log').select(['file_id', 'size', 'time_created', 'delta']).where(counter, '>', after).where(counter, '<=', upTo);
+  if (list.userId !== undefined) query = query.where('user_id', '=', list.userId);
+  const rows = await query.orderBy(counter).execute();
+  const byTime = list.sort === 'newest' || list.sort === 'oldest';
+  return rows.map((r) => ({ key: Number(byTime ? r.time_created : r.size), id: r.file_id, delta: Number(r.delta) }));
+}
+
+/** Moves the anchors after the changed row by its delta, and takes away the anchor it deletes; false when the order cannot be told. */
+function moved(sort: Sort, anchors: Anchor[], change: Change): boolean {
+  // The first anchor not before the changed row.
+  let lo = 0;
+  let hi = anchors.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const c = compare(sort, anchors[mid]!, change);
+    if (c === null) return false;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (anchors[lo]?.id === change.id) {
+    // An anchor can only go; a file coming with an anchor's id means the log and the anchors disagree.
+    if (change.delta > 0) return false;
+    anchors.splice(lo, 1);
+  }
+  for (let i = lo; i < anchors.length; i++) anchors[i]!.pos += change.delta;
+  return true;
+}
+
+/**
+ * Record ids are lowercase hex of one length (server/lib/ids.ts): every collation orders two
+ * of them as their bytes, as JavaScript does. Other ids only the database can order.
+ */
+const COMPARABLE_ID = /^[0-9a-f]+$/;
+
+/** Negative when `a` comes before `b` in the list's order, positive after, 0 for the same row; null when only the database can tell. */
+function compare(sort: Sort, a: Row, b: Row): number | null {
+  if (a.id === b.id) return 0;
+  if (a.key !== b.key) return (a.key < b.key) === (sort === 'oldest' || sort === 'smallest') ? -1 : 1;
+  if (a.id.length !== b.id.length || !COMPARABLE_ID.test(a.id) || !COMPARABLE_ID.test(b.id)) return null;
+  return (a.id < b.id) === (sort !== 'newest') ? -1 : 1;
+}
+
+/** The most rows a page may have to step over from its nearest anchor (or before the first, through the offset query). */
+function widestGap(anchors: Anchor[], total: number): number {
+  let widest = 0;
+  let previous = -1;
+  for (const a of anchors) {
+    widest = Math.max(widest, a.pos - previous);
+    previous = a.pos;
+  }
+  return Math.max(widest, total - previous);
+}
+
 /** Reads the anchors slice by slice until the list ends, the counter moves on, or the build is replaced. */
-async function walk(db: Database, list: AnchoredList, build: Build, current: () => boolean): Promise<void> {
+async function walk(db: Database, list: AnchoredList, build: Build, total: number, current: () => boolean): Promise<void> {
   try {
     while (current()) {
       const next = await slice(db, list, build.changes, build.anchors.at(-1) ?? null);
-      build.anchors.push(...next);
+      for (const row of next) build.anchors.push({ ...row, pos: (build.anchors.length + 1) * STRIDE - 1 });
       // Fewer than asked: the end of the list, or the list changed (the next request starts anew).
       if (next.length < SLICE) break;
       build.wake();
       await nextTurn();
     }
+    // Every slice checked the counter: all anchors of the list at `changes`, or fewer.
+    build.complete = build.anchors.length === Math.floor(total / STRIDE);
   } catch {
     // The database went away (shutdown) or failed: requests fall back to the offset query.
   } finally {
@@ -159,13 +294,13 @@ async function walk(db: Database, list: AnchoredList, build: Build, current: () 
   }
 }
 
-async function slice(db: Database, list: AnchoredList, changes: number, after: Anchor | null): Promise<Anchor[]> {
+async function slice(db: Database, list: AnchoredList, changes: number, after: Row | null): Promise<Row[]> {
   const keyColumn = list.sort === 'newest' || list.sort === 'oldest' ? 'files.time_created' : 'files.size';
-  const rows = (from: Anchor | null) => {
+  const rows = (from: Row | null) => {
     const q = listed(db, list).where(unchanged(list, changes));
     return from ? q.where(fromAnchor(list.sort, from, true)) : q;
   };
-  const anchors: Anchor[] = [];
+  const anchors: Row[] = [];
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     // One statement per slice (a round trip per anchor would cost more than the walk): the
     // window counts rows as the index scan streams them, the limit ends the scan.

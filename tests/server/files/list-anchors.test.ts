@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, type HttpTestApp } from '../../helpers/upload.ts';
 import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
-import { orderOf, STRIDE } from '../../../server/modules/files/list-anchors.ts';
+import { anchorWalks, orderOf, STRIDE } from '../../../server/modules/files/list-anchors.ts';
+import { LOG_KEPT } from '../../../server/db/migrations/2026-11-29-10-file-list-log.ts';
+import { newId } from '../../../server/lib/ids.ts';
 import type { FilesTable } from '../../../server/db/schema.ts';
 
 interface ListBody {
@@ -22,14 +24,18 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
   afterEach(async () => t?.close());
 
   let serial = 0;
-  /** Rows straight into the table (the triggers still run): thousands of uploads would take minutes. */
-  async function insert(userId: string, count: number, at: (i: number) => { size: number; time: number }) {
+  /**
+   * Rows straight into the table (the triggers still run): thousands of uploads would take
+   * minutes. Ids as the server makes them unless `oddIds`: ids the anchors cannot order
+   * themselves when sort keys tie.
+   */
+  async function insert(userId: string, count: number, at: (i: number) => { size: number; time: number }, oddIds = true) {
     const rows: FilesTable[] = [];
     for (let i = 0; i < count; i++) {
       const n = serial++;
       const { size, time } = at(i);
       const name = `a${String(n).padStart(9, '0')}`;
-      rows.push({ id: `f${String((n * 7919) % 100_003).padStart(6, '0')}x${n}`, actual_name: `${name}.bin`, original_name: `${name}.bin`, user_id: userId,
+      rows.push({ id: oddIds ? `f${String((n * 7919) % 100_003).padStart(6, '0')}x${n}` : newId(), actual_name: `${name}.bin`, original_name: `${name}.bin`, user_id: userId,
         size, mime_type: 'application/octet-stream', width: null, height: null, time_created: time, storage_key: `anchor${name}`, sha256: null, previews: '[]' });
     }
     for (let i = 0; i < rows.length; i += 500) await t.deps.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
@@ -85,5 +91,83 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     const moved = await t.deps.db.selectFrom('files').select('id').where('user_id', '=', user.id).orderBy('size', 'desc').orderBy('id').offset(5).limit(1).executeTakeFirstOrThrow();
     await t.deps.db.updateTable('files').set({ size: 0, time_created: 1_500_000_000 }).where('id', '=', moved.id).execute();
     await check();
+  });
+
+  it('carries its anchors across uploads and deletes instead of walking the list again, and walks when the log cannot tell', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const other = await t.createUser();
+    await insert(user.id, 2 * STRIDE + 600, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + (i % 40) }), false);
+    await insert(other.id, 300, (i) => ({ size: 10 + (i % 5), time: 1_700_000_000 + (i % 40) }), false);
+    const pages: [number, number][] = [[166, 6], [167, 6], [168, 6], [333, 6], [334, 6], [434, 6], [21, 100]];
+    const check = async () => {
+      await expectPagesAsOffset(user.token, user.id, pages);
+      await expectPagesAsOffset(t.admin.token, undefined, [[168, 6], [334, 6], [484, 6]]);
+    };
+    await check();
+    // One walk per list asked for (four sorts, own and all files), and no more from here on.
+    const walked = anchorWalks(t.deps.db);
+    expect(walked).toBe(8);
+    // The rows the anchors stand on (the STRIDE-th of each order and the one after), to delete later.
+    const gone: string[] = [];
+    for (const sort of SORTS) {
+      let q = t.deps.db.selectFrom('files').select('id').where('user_id', '=', user.id);
+      for (const [column, direction] of orderOf(sort)) q = q.orderBy(column, direction);
+      gone.push(...(await q.offset(STRIDE - 1).limit(2).execute()).map((r) => r.id));
+    }
+
+    // Files coming at the head and the tail of every order, and in the middle among ties.
+    await insert(user.id, 3, (i) => ({ size: 1_000 + i, time: 1_800_000_000 + i }), false);
+    await insert(user.id, 2, (i) => ({ size: 1 + i, time: 1_600_000_000 + i }), false);
+    await insert(user.id, 4, (i) => ({ size: 13, time: 1_700_000_020 + i }), false);
+    await insert(other.id, 2, (i) => ({ size: 12, time: 1_700_000_010 + i }), false);
+    await check();
+    // Files going, among them the anchors' own rows.
+    const head = await t.deps.db.selectFrom('files').select('id').where('user_id', '=', other.id).limit(3).execute();
+    await t.deps.db.deleteFrom('files').where('id', 'in', [...new Set(gone), ...head.map((r) => r.id)]).execute();
+    await check();
+    expect(anchorWalks(t.deps.db), 'lists walked again after uploads and deletes').toBe(walked);
+
+    // A re-keyed file logs nothing: the lists that move are read again, and stay right.
+    const moved = await t.deps.db.selectFrom('files').select('id').where('user_id', '=', user.id).orderBy('size').offset(50).limit(1).executeTakeFirstOrThrow();
+    await t.deps.db.updateTable('files').set({ size: 5_000 }).where('id', '=', moved.id).execute();
+    await check();
+    expect(anchorWalks(t.deps.db)).toBe(walked + 8);
+
+    // A log pruned past what a process holds: walked again.
+    await insert(user.id, 1, () => ({ size: 14, time: 1_700_000_030 }), false);
+    await t.deps.db.deleteFrom('file_list_log').execute();
+    await check();
+    expect(anchorWalks(t.deps.db)).toBe(walked + 16);
+
+    // More than STRIDE changes at once: walked again rather than carried that far.
+    await insert(user.id, STRIDE + 1, (i) => ({ size: 20 + (i % 3), time: 1_650_000_000 + i }), false);
+    await check();
+    expect(anchorWalks(t.deps.db)).toBe(walked + 24);
+  });
+
+  it('walks again when a tie only the database can order meets an anchor', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    // One size for all and ids the anchors do not order themselves.
+    await insert(user.id, 2 * STRIDE + 10, (i) => ({ size: 10, time: 1_700_000_000 + i }));
+    await expectPagesAsOffset(user.token, user.id, [[167, 6], [334, 6]]);
+    const walked = anchorWalks(t.deps.db);
+    await insert(user.id, 1, () => ({ size: 10, time: 1_800_000_000 }));
+    await expectPagesAsOffset(user.token, user.id, [[167, 6], [334, 6]]);
+    // The size orders met the tie and walked; the time orders carried their anchors.
+    expect(anchorWalks(t.deps.db)).toBe(walked + 2);
+  });
+
+  it('keeps only the last LOG_KEPT changes of the site in its log', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    await insert(user.id, LOG_KEPT + 700, (i) => ({ size: i, time: 1_700_000_000 + i }), false);
+    await t.deps.db.deleteFrom('files').where('user_id', '=', user.id).where('size', '<', 300).execute();
+    const log = await t.deps.db.selectFrom('file_list_log').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('changes').as('first'), eb.fn.max('changes').as('last')]).executeTakeFirstOrThrow();
+    const totals = await t.deps.db.selectFrom('file_totals').select('changes').executeTakeFirstOrThrow();
+    expect(Number(log.n)).toBe(LOG_KEPT);
+    expect(Number(log.last)).toBe(Number(totals.changes));
+    expect(Number(log.first)).toBe(Number(totals.changes) - LOG_KEPT + 1);
   });
 });
