@@ -105,6 +105,17 @@ export interface FileListLogTable {
   delta: number;
 }
 
+/** The anchors of a list's last walk, for other processes to carry forward (migration 2026-11-29-10). */
+export interface FileListAnchorsTable {
+  /** `<owner id>:<sort>`, or `*:<sort>` for every file. */
+  list: string;
+  user_id: string | null;
+  /** The list's counter the anchors were read at. */
+  changes: number;
+  /** JSON: [[sort key, id, place], …] in list order. */
+  anchors: string;
+}
+
 /**
  * SQLite only: the FTS5 trigram index of file names (migration 2026-11-22-21), queried with
  * `files_names match …`; PostgreSQL indexes the same filters with pg_trgm instead.
@@ -167,6 +178,7 @@ export interface DB {
   file_counts: FileCountsTable;
   file_totals: FileTotalsTable;
   file_list_log: FileListLogTable;
+  file_list_anchors: FileListAnchorsTable;
   files_names: FilesNamesTable;
   uploads: UploadsTable;
   upload_chunks: UploadChunksTable;

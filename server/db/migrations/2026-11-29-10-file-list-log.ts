@@ -17,6 +17,10 @@ import { changeRules, replaceCountingTriggers } from './2026-11-25-10-file-list-
  * primary key, one index probe per change); a process further behind reads its anchors again.
  * `user_changes` is null when the owner's count row is already gone (a user's removal cascading
  * to their files), whose list nobody reads again.
+ *
+ * `file_list_anchors` keeps the anchors of each list's last walk (`list`: owner or `*`, and the
+ * sort; a JSON array of [key, id, place]), so a process that has none — just started, or one
+ * of many behind a load balancer — carries another's forward instead of walking the list too.
  */
 export const LOG_KEPT = 10_000;
 
@@ -33,6 +37,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('delta', 'integer', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('file_list_log_user').on('file_list_log').columns(['user_id', 'user_changes']).execute();
+  await db.schema
+    .createTable('file_list_anchors')
+    .addColumn('list', 'text', (c) => c.primaryKey())
+    .addColumn('user_id', 'text', (c) => c.references('users.id').onDelete('cascade'))
+    .addColumn('changes', 'bigint', (c) => c.notNull())
+    .addColumn('anchors', 'text', (c) => c.notNull())
+    .execute();
 
   const { onInsert, onDelete } = changeRules();
   const logged = (row: 'new' | 'old', delta: 1 | -1) => sql`
@@ -48,5 +59,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   const { onInsert, onDelete } = changeRules();
   await replaceCountingTriggers(db, onInsert, onDelete);
+  await db.schema.dropTable('file_list_anchors').execute();
   await db.schema.dropTable('file_list_log').execute();
 }

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PostgresAdapter, sql, type RawBuilder } from 'kysely';
 import type { Database } from '../../db/index.ts';
 import type { FileSort } from '../../../contract/files.ts';
+import { loadAnchors, saveAnchors, type Anchor } from './list-anchors-store.ts';
 
 /**
  * Issue 9, deep pages at a million files. The API pages by number (spec §7), so page 83,333
@@ -24,6 +25,9 @@ import type { FileSort } from '../../../contract/files.ts';
  * its place. The list is walked again when the log cannot tell (entries pruned, a sort-key
  * update, a tie only the database's collation can order), after STRIDE carried changes, or when
  * a gap between anchors grows past MAX_GAP.
+ *
+ * A walk's anchors are also kept in the database (list-anchors-store.ts): a process that has
+ * none for a list — just started, or one of many — carries those forward instead of walking.
  */
 export const STRIDE = 1000;
 /** Anchors read per slice of a build; between slices other requests run (SQLite's driver is synchronous). */
@@ -50,11 +54,6 @@ export interface AnchoredList {
 interface Row {
   key: number;
   id: string;
-}
-
-interface Anchor extends Row {
-  /** Rows before it in the list (0-based place). */
-  pos: number;
 }
 
 interface Build {
@@ -157,27 +156,39 @@ function nearest(anchors: Anchor[], offset: number): Anchor | undefined {
 async function buildFor(db: Database, list: AnchoredList, changes: number, total: number): Promise<Build | null> {
   let lists = builds.get(db);
   if (!lists) builds.set(db, (lists = new Map()));
-  const key = `${list.userId ?? '*'}\u0000${list.sort}`;
+  // Also the kept walk's key in the database (text: no NUL); owner ids are hex, so ':' is unambiguous.
+  const key = `${list.userId ?? '*'}:${list.sort}`;
   const known = lists.get(key);
   if (known && known.changes > changes) return null;
   if (known && known.changes === changes) return kept(lists, key, known);
-  if (known?.complete && known.carried + (changes - known.changes) <= STRIDE) {
-    if (known.next?.changes !== changes) known.next = { changes, build: carried(db, list, known, changes, total) };
-    const next = await known.next.build;
-    if (next) {
-      const now = lists.get(key);
-      return now && now.changes >= next.changes ? next : kept(lists, key, next);
-    }
-  }
-  // Another request may have started a walk at this counter (or read a later one) meanwhile.
+  const next = (known && (await carriedFrom(db, list, known, changes, total))) ?? (await carriedFromStore(db, list, key, known, changes, total));
+  // Other requests may have kept later anchors, or started a walk, meanwhile.
   const now = lists.get(key);
+  if (next) return now && now.changes >= next.changes ? next : kept(lists, key, next);
   if (now && now.changes > changes) return null;
   if (now && now.changes === changes) return kept(lists, key, now);
   const build = newBuild(changes);
   kept(lists, key, build);
   walks.set(db, anchorWalks(db) + 1);
-  void walk(db, list, build, total, () => lists.get(key) === build);
+  void walk(db, list, build, total, () => lists.get(key) === build).then(() => {
+    if (build.complete && build.anchors.length > 0) return saveAnchors(db, key, list.userId, build.changes, build.anchors);
+  });
   return build;
+}
+
+/** `from` carried to `changes`, one carry per target shared by the requests that need it; null when it cannot be. */
+function carriedFrom(db: Database, list: AnchoredList, from: Build, changes: number, total: number): Promise<Build | null> {
+  if (!from.complete) return Promise.resolve(null);
+  if (from.next?.changes !== changes) from.next = { changes, build: carried(db, list, from, changes, total) };
+  return from.next.build;
+}
+
+/** The anchors another process's walk kept, carried to `changes`; null when there are none newer than this process's own, or they cannot be carried. */
+async function carriedFromStore(db: Database, list: AnchoredList, key: string, known: Build | undefined, changes: number, total: number): Promise<Build | null> {
+  const stored = await loadAnchors(db, key).catch(() => null);
+  if (!stored || stored.changes > changes || (known?.complete && stored.changes <= known.changes)) return null;
+  const walked: Build = { changes: stored.changes, anchors: stored.anchors, done: true, complete: true, carried: 0, progressed: Promise.resolve(), wake: () => {} };
+  return stored.changes === changes ? walked : carried(db, list, walked, changes, total);
 }
 
 /** Keeps `build` as the list's anchors, least recently used last out. */
@@ -208,6 +219,7 @@ interface Change extends Row {
 
 /** `from`'s anchors moved by the log's entries up to `changes`; null when the log cannot tell where they now stand. */
 async function carried(db: Database, list: AnchoredList, from: Build, changes: number, total: number): Promise<Build | null> {
+  if (from.carried + (changes - from.changes) > STRIDE) return null;
   const entries = await logged(db, list, from.changes, changes).catch(() => null);
   // Fewer entries than the counter moved: pruned, or a change that logs nothing (a re-keyed file).
   if (!entries || entries.length !== changes - from.changes) return null;

@@ -1,10 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, type HttpTestApp } from '../../helpers/upload.ts';
-import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { sql } from 'kysely';
+import { listFiles, pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { openDatabase, type Database } from '../../../server/db/index.ts';
 import { anchorWalks, orderOf, STRIDE } from '../../../server/modules/files/list-anchors.ts';
 import { LOG_KEPT } from '../../../server/db/migrations/2026-11-29-10-file-list-log.ts';
 import { newId } from '../../../server/lib/ids.ts';
+import { until } from '../../helpers/poll.ts';
 import type { FilesTable } from '../../../server/db/schema.ts';
 
 interface ListBody {
@@ -39,6 +42,13 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
         size, mime_type: 'application/octet-stream', width: null, height: null, time_created: time, storage_key: `anchor${name}`, sha256: null, previews: '[]' });
     }
     for (let i = 0; i < rows.length; i += 500) await t.deps.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+  }
+
+  /** The walks this process kept for other processes, once written (a walk keeps its anchors after answering). */
+  async function keptWalks(count: number) {
+    const kept = await until(() => t.deps.db.selectFrom('file_list_anchors').select(['list', 'changes']).execute(), (rows) => rows.length >= count);
+    expect(kept.length, 'walks kept').toBe(count);
+    return kept;
   }
 
   /** The page the plain offset query gives, by actual name. */
@@ -169,5 +179,63 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     expect(Number(log.n)).toBe(LOG_KEPT);
     expect(Number(log.last)).toBe(Number(totals.changes));
     expect(Number(log.first)).toBe(Number(totals.changes) - LOG_KEPT + 1);
+  });
+
+  it("starts from another process's walk instead of walking the list itself", async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    await insert(user.id, 2 * STRIDE + 600, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + (i % 40) }), false);
+    // This app's process walks every list once; a second process on the same database follows.
+    await expectPagesAsOffset(user.token, user.id, [[167, 6], [334, 6]]);
+    await keptWalks(4);
+    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s : undefined;
+    const second = openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+    try {
+      const pagesOf = async (db: Database, sort: (typeof SORTS)[number], page: number) =>
+        (await listFiles(db, { userId: user.id, sort, page, pageSize: 6 })).rows.map((r) => r.actual_name);
+      const expectSecondAsOffset = async () => {
+        for (const sort of SORTS) {
+          for (const page of [167, 168, 334, 434]) expect(await pagesOf(second.db, sort, page), `${sort} page ${page}`).toEqual(await offsetPage(user.id, sort, page, 6));
+        }
+      };
+      await expectSecondAsOffset();
+      // Uploads and deletes since: carried from the kept walk, still without a walk.
+      await insert(user.id, 3, (i) => ({ size: 1_000 + i, time: 1_800_000_000 + i }), false);
+      const someone = await t.deps.db.selectFrom('files').select('id').where('user_id', '=', user.id).orderBy('size').offset(1_500).limit(2).execute();
+      await t.deps.db.deleteFrom('files').where('id', 'in', someone.map((r) => r.id)).execute();
+      await expectSecondAsOffset();
+      expect(anchorWalks(second.db), 'walks by the second process').toBe(0);
+
+      // A kept walk the log no longer reaches (more than STRIDE changes since): walked, and kept anew.
+      await insert(user.id, STRIDE + 1, (i) => ({ size: 30, time: 1_650_000_000 + i }), false);
+      const third = openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+      try {
+        for (const sort of SORTS) expect(await pagesOf(third.db, sort, 334), sort).toEqual(await offsetPage(user.id, sort, 334, 6));
+        expect(anchorWalks(third.db)).toBe(4);
+      } finally {
+        await third.close();
+      }
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('walks when the kept anchors do not read as anchors', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    await insert(user.id, 2 * STRIDE + 10, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + i }), false);
+    await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
+    await keptWalks(4);
+    await t.deps.db.updateTable('file_list_anchors').set({ anchors: '[[1, 2, "x"]]' }).execute();
+    const second = openDatabase(t.deps.config.databaseUrl, dialect === 'postgres' ? { searchPath: (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s } : {});
+    try {
+      for (const sort of SORTS) {
+        const rows = (await listFiles(second.db, { userId: user.id, sort, page: 334, pageSize: 6 })).rows.map((r) => r.actual_name);
+        expect(rows, sort).toEqual(await offsetPage(user.id, sort, 334, 6));
+      }
+      expect(anchorWalks(second.db)).toBe(4);
+    } finally {
+      await second.close();
+    }
   });
 });
