@@ -125,9 +125,10 @@ async function measure(server: BenchServer, label: string): Promise<Row[]> {
  * its statements are warm): the process holds no anchors of its own, as after a deploy or on
  * one more node behind a load balancer.
  */
-async function firstDeepPage(start: () => Promise<BenchServer>, label: string): Promise<Row> {
+async function firstDeepPage(start: () => Promise<BenchServer>, label: string, forget?: () => Promise<void>): Promise<Row> {
   const samples: number[] = [];
   for (let i = 0; i < RESTARTS; i++) {
+    await forget?.();
     const server = await start();
     try {
       const token = await login(server.apiUrl);
@@ -145,7 +146,7 @@ async function firstDeepPage(start: () => Promise<BenchServer>, label: string): 
       await server.stop();
     }
   }
-  const name = `own files, newest, page ${DEEP.toLocaleString('en')}, first request of a fresh process`;
+  const name = `own files, newest, page ${DEEP.toLocaleString('en')}, first request of a fresh process${forget ? ', no walk kept by any' : ''}`;
   process.stderr.write(`  ${label} ${name}: p50 ${ms(percentile(samples, 50))}\n`);
   return {
     benchmark: `list, ${label}, ${FILES.toLocaleString('en')} files of one user: ${name}`,
@@ -166,6 +167,12 @@ export async function listLatency(): Promise<Row[]> {
   const rows = await measure(sqlite, 'SQLite');
   await sqlite.stop();
   rows.push(await firstDeepPage(() => startServer({}, first.dataDir), 'SQLite'));
+  const forgetSqlite = async () => {
+    const db = new SQLite(path.join(first.dataDir, 'stash.db'));
+    db.prepare('delete from file_list_anchors').run();
+    db.close();
+  };
+  rows.push(await firstDeepPage(() => startServer({}, first.dataDir), 'SQLite', forgetSqlite));
   fs.rmSync(first.dataDir, { recursive: true, force: true });
 
   const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
@@ -198,6 +205,13 @@ export async function listLatency(): Promise<Row[]> {
       return next;
     };
     rows.push(await firstDeepPage(restart, 'PostgreSQL'));
+    const forgetPostgres = async () => {
+      const k = new pg.Client({ connectionString: url.toString() });
+      await k.connect();
+      await k.query('delete from file_list_anchors');
+      await k.end();
+    };
+    rows.push(await firstDeepPage(restart, 'PostgreSQL', forgetPostgres));
     for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
   } catch (err) {
     rows.push({ benchmark: 'list, PostgreSQL', stash: `failed: ${String(err).slice(0, 160)}`, baselineName: '-', baseline: '-' });

@@ -23,15 +23,24 @@ import { loadAnchors, saveAnchors, type Anchor } from './list-anchors-store.ts';
  * the log's entries after c — each moves the anchors after its row by one place, and takes away
  * an anchor it deletes. Anchors then sit at any place, not only every STRIDE-th, so each keeps
  * its place. The list is walked again when the log cannot tell (entries pruned, a sort-key
- * update, a tie only the database's collation can order), after STRIDE carried changes, or when
- * a gap between anchors grows past MAX_GAP.
+ * update, a tie only the database's collation can order), when more than STRIDE changes came
+ * since the anchors at hand, or when a gap between anchors grows past MAX_GAP.
  *
- * A walk's anchors are also kept in the database (list-anchors-store.ts): a process that has
- * none for a list — just started, or one of many — carries those forward instead of walking.
+ * Anchors are also kept in the database (list-anchors-store.ts) after each walk and every
+ * KEEP_EVERY carried changes: a process that has none for a list — just started, or one of
+ * many — carries those forward instead of walking.
+ *
+ * The request that starts a walk does not wait for it: a walk steps about four times slower than
+ * the offset query to the same depth (a statement per anchor or per slice of anchors), so that
+ * request runs the offset query while the walk goes on. Requests that come while it runs wait
+ * until it passes their page, in slices they share, rather than each adding an offset query
+ * that would hold the walk back (SQLite's driver runs one statement at a time).
  */
 export const STRIDE = 1000;
-/** Anchors read per slice of a build; between slices other requests run (SQLite's driver is synchronous). */
+/** Anchors read per slice of a walk; between slices other requests run (SQLite's driver is synchronous). */
 const SLICE = 20;
+/** Carried changes after which a process keeps its anchors for the others (a write of ~40 KB per million files). */
+export const KEEP_EVERY = STRIDE / 4;
 /**
  * Rows a page may step over from its anchor once changes were carried: a deleted anchor joins
  * two gaps (2 × STRIDE, plus what came between); several deleted close together walk the list
@@ -60,16 +69,17 @@ interface Build {
   changes: number;
   /** In list order; a walk reads the rows at places (j + 1) × STRIDE − 1, carrying moves them. */
   anchors: Anchor[];
-  done: boolean;
-  /** The walk read every anchor of the list at `changes`: the log can carry them forward. */
+  /** Every anchor of the list at `changes` (the walk ended): the log can carry them forward. */
   complete: boolean;
-  /** Changes carried since the walk. */
-  carried: number;
-  /** The carry to a later counter under way, shared by the requests that need it. */
-  next?: { changes: number; build: Promise<Build | null> };
-  /** Resolves when the next slice has been read (or the build ends). */
+  /** No more anchors will come (the walk ended, or the anchors were carried or loaded whole). */
+  done: boolean;
+  /** Resolves when the walk has read its next slice, or ended. */
   progressed: Promise<void>;
   wake: () => void;
+  /** The counter at which these anchors or their forebears were last kept in the database. */
+  keptAt: number | null;
+  /** The carry to a later counter under way, shared by the requests that need it. */
+  next?: { changes: number; build: Promise<Build | null> };
 }
 
 /** The list's order; the id breaks ties so pages never repeat or skip a file between requests. */
@@ -127,11 +137,11 @@ export function anchorWalks(db: Database): number {
  */
 export async function anchoredPageIds(db: Database, list: AnchoredList, changes: number, total: number, offset: number, pageSize: number) {
   if (offset < STRIDE - 1) return null;
-  const build = await buildFor(db, list, changes, total);
-  if (!build) return null;
-  // The request waits only while the walk is short of its page: never longer than its own
-  // offset query would have walked, and in slices other requests share.
-  while (!build.done && (build.anchors.at(-1)?.pos ?? -1) + STRIDE <= offset) await build.progressed;
+  const found = await buildFor(db, list, changes, total);
+  if (!found) return null;
+  const { build, started } = found;
+  // Waiting costs this request no more than its own offset query would (see above).
+  while (!started && !build.done && (build.anchors.at(-1)?.pos ?? -1) + STRIDE <= offset) await build.progressed;
   const anchor = nearest(build.anchors, offset);
   if (!anchor) return null;
   const ids = listed(db, list).select('files.id').where(fromAnchor(list.sort, anchor, false)).where(unchanged(list, changes));
@@ -152,27 +162,59 @@ function nearest(anchors: Anchor[], offset: number): Anchor | undefined {
   return anchors[lo - 1];
 }
 
-/** The list's anchors at `changes`: kept, carried forward from older ones, or a walk started; null when this request read an older counter than the build. */
-async function buildFor(db: Database, list: AnchoredList, changes: number, total: number): Promise<Build | null> {
+/**
+ * The list's anchors at `changes`: kept, carried forward from older ones, or a walk started
+ * (`started`: by this request); null when this request read an older counter than the build.
+ */
+async function buildFor(db: Database, list: AnchoredList, changes: number, total: number): Promise<{ build: Build; started: boolean } | null> {
+  const found = (build: Build) => ({ build, started: false });
   let lists = builds.get(db);
   if (!lists) builds.set(db, (lists = new Map()));
   // Also the kept walk's key in the database (text: no NUL); owner ids are hex, so ':' is unambiguous.
   const key = `${list.userId ?? '*'}:${list.sort}`;
   const known = lists.get(key);
   if (known && known.changes > changes) return null;
-  if (known && known.changes === changes) return kept(lists, key, known);
+  if (known && known.changes === changes) return found(kept(lists, key, known));
   const next = (known && (await carriedFrom(db, list, known, changes, total))) ?? (await carriedFromStore(db, list, key, known, changes, total));
   // Other requests may have kept later anchors, or started a walk, meanwhile.
   const now = lists.get(key);
-  if (next) return now && now.changes >= next.changes ? next : kept(lists, key, next);
+  if (next) {
+    if (next.keptAt === null || next.changes - next.keptAt >= KEEP_EVERY) {
+      next.keptAt = next.changes;
+      void saveAnchors(db, key, list.userId, next.changes, next.anchors);
+    }
+    return found(now && now.changes >= next.changes ? next : kept(lists, key, next));
+  }
   if (now && now.changes > changes) return null;
-  if (now && now.changes === changes) return kept(lists, key, now);
-  const build = newBuild(changes);
+  if (now && now.changes === changes) return found(kept(lists, key, now));
+  const build = walking(changes);
   kept(lists, key, build);
   walks.set(db, anchorWalks(db) + 1);
   void walk(db, list, build, total, () => lists.get(key) === build).then(() => {
-    if (build.complete && build.anchors.length > 0) return saveAnchors(db, key, list.userId, build.changes, build.anchors);
+    if (!build.complete || build.anchors.length === 0) return;
+    build.keptAt = build.changes;
+    return saveAnchors(db, key, list.userId, build.changes, build.anchors);
   });
+  return { build, started: true };
+}
+
+/** Anchors whole from the start (carried or loaded). */
+function whole(changes: number, anchors: Anchor[], keptAt: number | null): Build {
+  return { changes, anchors, complete: true, keptAt, done: true, progressed: Promise.resolve(), wake: () => {} };
+}
+
+/** Anchors a walk is about to read. */
+function walking(changes: number): Build {
+  const build: Build = { changes, anchors: [], complete: false, keptAt: null, done: false, progressed: Promise.resolve(), wake: () => {} };
+  const arm = () => {
+    build.progressed = new Promise((resolve) => {
+      build.wake = () => {
+        arm();
+        resolve();
+      };
+    });
+  };
+  arm();
   return build;
 }
 
@@ -187,7 +229,7 @@ function carriedFrom(db: Database, list: AnchoredList, from: Build, changes: num
 async function carriedFromStore(db: Database, list: AnchoredList, key: string, known: Build | undefined, changes: number, total: number): Promise<Build | null> {
   const stored = await loadAnchors(db, key).catch(() => null);
   if (!stored || stored.changes > changes || (known?.complete && stored.changes <= known.changes)) return null;
-  const walked: Build = { changes: stored.changes, anchors: stored.anchors, done: true, complete: true, carried: 0, progressed: Promise.resolve(), wake: () => {} };
+  const walked = whole(stored.changes, stored.anchors, stored.changes);
   return stored.changes === changes ? walked : carried(db, list, walked, changes, total);
 }
 
@@ -199,34 +241,21 @@ function kept(lists: Map<string, Build>, key: string, build: Build): Build {
   return build;
 }
 
-function newBuild(changes: number): Build {
-  const build: Build = { changes, anchors: [], done: false, complete: false, carried: 0, progressed: Promise.resolve(), wake: () => {} };
-  const arm = () => {
-    build.progressed = new Promise((resolve) => {
-      build.wake = () => {
-        arm();
-        resolve();
-      };
-    });
-  };
-  arm();
-  return build;
-}
-
 interface Change extends Row {
   delta: number;
 }
 
 /** `from`'s anchors moved by the log's entries up to `changes`; null when the log cannot tell where they now stand. */
 async function carried(db: Database, list: AnchoredList, from: Build, changes: number, total: number): Promise<Build | null> {
-  if (from.carried + (changes - from.changes) > STRIDE) return null;
+  // Reading and applying more entries than that costs more than walking again.
+  if (changes - from.changes > STRIDE) return null;
   const entries = await logged(db, list, from.changes, changes).catch(() => null);
   // Fewer entries than the counter moved: pruned, or a change that logs nothing (a re-keyed file).
   if (!entries || entries.length !== changes - from.changes) return null;
   const anchors = from.anchors.map((a) => ({ ...a }));
   for (const change of entries) if (!moved(list.sort, anchors, change)) return null;
   if (widestGap(anchors, total) > MAX_GAP) return null;
-  return { changes, anchors, done: true, complete: true, carried: from.carried + entries.length, progressed: Promise.resolve(), wake: () => {} };
+  return whole(changes, anchors, from.keptAt);
 }
 
 /** The files that came (delta 1) or went (−1) in the list after counter `after`, up to `upTo`, in order. */

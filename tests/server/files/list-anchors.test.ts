@@ -4,7 +4,7 @@ import { createHttpTestApp, type HttpTestApp } from '../../helpers/upload.ts';
 import { sql } from 'kysely';
 import { listFiles, pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
 import { openDatabase, type Database } from '../../../server/db/index.ts';
-import { anchorWalks, orderOf, STRIDE } from '../../../server/modules/files/list-anchors.ts';
+import { anchorWalks, KEEP_EVERY, orderOf, STRIDE } from '../../../server/modules/files/list-anchors.ts';
 import { LOG_KEPT } from '../../../server/db/migrations/2026-11-29-10-file-list-log.ts';
 import { newId } from '../../../server/lib/ids.ts';
 import { until } from '../../helpers/poll.ts';
@@ -44,11 +44,19 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     for (let i = 0; i < rows.length; i += 500) await t.deps.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
   }
 
-  /** The walks this process kept for other processes, once written (a walk keeps its anchors after answering). */
-  async function keptWalks(count: number) {
-    const kept = await until(() => t.deps.db.selectFrom('file_list_anchors').select(['list', 'changes']).execute(), (rows) => rows.length >= count);
-    expect(kept.length, 'walks kept').toBe(count);
-    return kept;
+  /**
+   * Waits until `count` lists have anchors kept at their current counter (own lists: the
+   * owner's; all files: the site's). A walk runs beside the requests — none waits for it — and
+   * keeps its anchors when it ends, so this is the wait for walks to end.
+   */
+  async function walksEnded(count: number) {
+    const current = async () => {
+      const kept = await t.deps.db.selectFrom('file_list_anchors').select(['list', 'user_id', 'changes']).execute();
+      const owners = await t.deps.db.selectFrom('file_counts').select(['user_id', 'changes']).execute();
+      const site = Number((await t.deps.db.selectFrom('file_totals').select('changes').executeTakeFirstOrThrow()).changes);
+      return kept.filter((k) => Number(k.changes) === (k.user_id === null ? site : Number(owners.find((o) => o.user_id === k.user_id)?.changes))).length;
+    };
+    expect(await until(current, (n) => n >= count), 'lists whose walk ended').toBe(count);
   }
 
   /** The page the plain offset query gives, by actual name. */
@@ -118,6 +126,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     // One walk per list asked for (four sorts, own and all files), and no more from here on.
     const walked = anchorWalks(t.deps.db);
     expect(walked).toBe(8);
+    await walksEnded(8);
     // The rows the anchors stand on (the STRIDE-th of each order and the one after), to delete later.
     const gone: string[] = [];
     for (const sort of SORTS) {
@@ -143,12 +152,14 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     await t.deps.db.updateTable('files').set({ size: 5_000 }).where('id', '=', moved.id).execute();
     await check();
     expect(anchorWalks(t.deps.db)).toBe(walked + 8);
+    await walksEnded(8);
 
     // A log pruned past what a process holds: walked again.
     await insert(user.id, 1, () => ({ size: 14, time: 1_700_000_030 }), false);
     await t.deps.db.deleteFrom('file_list_log').execute();
     await check();
     expect(anchorWalks(t.deps.db)).toBe(walked + 16);
+    await walksEnded(8);
 
     // More than STRIDE changes at once: walked again rather than carried that far.
     await insert(user.id, STRIDE + 1, (i) => ({ size: 20 + (i % 3), time: 1_650_000_000 + i }), false);
@@ -162,6 +173,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     // One size for all and ids the anchors do not order themselves.
     await insert(user.id, 2 * STRIDE + 10, (i) => ({ size: 10, time: 1_700_000_000 + i }));
     await expectPagesAsOffset(user.token, user.id, [[167, 6], [334, 6]]);
+    await walksEnded(4);
     const walked = anchorWalks(t.deps.db);
     await insert(user.id, 1, () => ({ size: 10, time: 1_800_000_000 }));
     await expectPagesAsOffset(user.token, user.id, [[167, 6], [334, 6]]);
@@ -187,7 +199,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     await insert(user.id, 2 * STRIDE + 600, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + (i % 40) }), false);
     // This app's process walks every list once; a second process on the same database follows.
     await expectPagesAsOffset(user.token, user.id, [[167, 6], [334, 6]]);
-    await keptWalks(4);
+    await walksEnded(4);
     const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s : undefined;
     const second = openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
     try {
@@ -225,7 +237,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     const user = await t.createUser();
     await insert(user.id, 2 * STRIDE + 10, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + i }), false);
     await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
-    await keptWalks(4);
+    await walksEnded(4);
     await t.deps.db.updateTable('file_list_anchors').set({ anchors: '[[1, 2, "x"]]' }).execute();
     const second = openDatabase(t.deps.config.databaseUrl, dialect === 'postgres' ? { searchPath: (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s } : {});
     try {
@@ -234,6 +246,33 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
         expect(rows, sort).toEqual(await offsetPage(user.id, sort, 334, 6));
       }
       expect(anchorWalks(second.db)).toBe(4);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('keeps the anchors it carried for other processes every KEEP_EVERY changes', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    await insert(user.id, 2 * STRIDE + 600, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + (i % 40) }), false);
+    await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
+    await walksEnded(4);
+    // Carried across KEEP_EVERY changes, and kept at the new counter.
+    await insert(user.id, KEEP_EVERY, (i) => ({ size: 2_000 + i, time: 1_800_000_000 + i }), false);
+    await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
+    await walksEnded(4);
+    expect(anchorWalks(t.deps.db)).toBe(4);
+    // More than STRIDE changes since the walk, fewer since the carried anchors were kept: a
+    // second process carries those, with no walk.
+    await insert(user.id, STRIDE - KEEP_EVERY + 100, (i) => ({ size: 3_000 + i, time: 1_600_000_000 + i }), false);
+    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s : undefined;
+    const second = openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+    try {
+      for (const sort of SORTS) {
+        const rows = (await listFiles(second.db, { userId: user.id, sort, page: 334, pageSize: 6 })).rows.map((r) => r.actual_name);
+        expect(rows, sort).toEqual(await offsetPage(user.id, sort, 334, 6));
+      }
+      expect(anchorWalks(second.db), 'walks by the second process').toBe(0);
     } finally {
       await second.close();
     }
