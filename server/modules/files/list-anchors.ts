@@ -247,7 +247,8 @@ interface Change extends Row {
 
 /** `from`'s anchors moved by the log's entries up to `changes`; null when the log cannot tell where they now stand. */
 async function carried(db: Database, list: AnchoredList, from: Build, changes: number, total: number): Promise<Build | null> {
-  // Reading and applying more entries than that costs more than walking again.
+  // A list seen again after this many changes is walked: it bounds a request's work here (the
+  // entries read, each moving up to every anchor) and how far gaps can have drifted.
   if (changes - from.changes > STRIDE) return null;
   const entries = await logged(db, list, from.changes, changes).catch(() => null);
   // Fewer entries than the counter moved: pruned, or a change that logs nothing (a re-keyed file).
