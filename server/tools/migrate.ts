@@ -25,8 +25,12 @@ export const RECORD_TABLES: { name: string; key: string }[] = [
 ];
 /** Not copied: unfinished uploads (clients resume against the source until the switch) and per-deployment state. */
 const TRANSIENT_TABLES = new Set(['uploads', 'upload_chunks', 'cancelled_uploads', 'job_leases', 'stash_migrations']);
-/** Kept by the target's own triggers as files arrive (list counters, the SQLite name index and its FTS5 shadow tables). */
-const DERIVED_TABLES = /^(file_counts|file_totals|files_names(_\w+)?)$/;
+/**
+ * Kept by the target's own triggers as files arrive (list counters, the list log, the SQLite
+ * name index and its FTS5 shadow tables), or read again by its servers (list anchors: they
+ * hold the source's counter values, which mean other list states on the target).
+ */
+const DERIVED_TABLES = /^(file_counts|file_totals|file_list_log|file_list_anchors|files_names(_\w+)?)$/;
 const PAGE = 500;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are copied column for column, whatever each table holds
