@@ -52,7 +52,12 @@ export async function setBanned(db: Database, id: string, banned: boolean): Prom
 }
 
 export async function deleteUser(db: Database, id: string): Promise<void> {
-  await db.deleteFrom('users').where('id', '=', id).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('users').where('id', '=', id).execute();
+    // The list log's entries name the user's files (id, size, time): gone with the account. The
+    // lists they would have carried are walked again instead (files/list-anchors.ts).
+    await trx.deleteFrom('file_list_log').where('user_id', '=', id).execute();
+  });
 }
 
 /** Storage keys of everything a user holds: listed files with their previews, and unfinished uploads. */

@@ -60,6 +60,8 @@ describe.each(DIALECTS)('file lists at scale on %s (issue 9)', (dialect) => {
     expect(removed.status).toBe(200);
     expect([await ownTotal(alice), await adminTotal(), await adminTotal({ username: 'bob' })]).toEqual([2, 2, 0]);
     expect(await t.deps.db.selectFrom('file_counts').selectAll().where('user_id', '=', bob.id).execute()).toEqual([]);
+    // Nothing of theirs left in the lists' log either (it named their files).
+    expect(await t.deps.db.selectFrom('file_list_log').selectAll().where('user_id', '=', bob.id).execute()).toEqual([]);
     await expectCountsMatchRows();
 
     // A user with no file has no count row and lists nothing.
