@@ -90,6 +90,11 @@ export function orderOf(sort: Sort): OrderTerm[] {
   return [['files.time_created', 'desc'], ['files.id', 'desc']];
 }
 
+/** The column an anchor's `key` holds: the list's first order term. */
+function keyColumnOf(sort: Sort): OrderColumn {
+  return (orderOf(sort) as [OrderTerm])[0][0];
+}
+
 /** Rows at (or, `strict`, after) the anchor in the list's order, as a range the sort index answers. */
 function fromAnchor(sort: Sort, a: Row, strict: boolean): RawBuilder<boolean> {
   const eq = strict ? '' : '=';
@@ -265,7 +270,7 @@ async function logged(db: Database, list: AnchoredList, after: number, upTo: num
   let query = db.selectFrom('file_list_log').select(['file_id', 'size', 'time_created', 'delta']).where(counter, '>', after).where(counter, '<=', upTo);
   if (list.userId !== undefined) query = query.where('user_id', '=', list.userId);
   const rows = await query.orderBy(counter).execute();
-  const byTime = list.sort === 'newest' || list.sort === 'oldest';
+  const byTime = keyColumnOf(list.sort) === 'files.time_created';
   return rows.map((r) => ({ key: Number(byTime ? r.time_created : r.size), id: r.file_id, delta: Number(r.delta) }));
 }
 
@@ -299,9 +304,11 @@ const COMPARABLE_ID = /^[0-9a-f]+$/;
 /** Negative when `a` comes before `b` in the list's order, positive after, 0 for the same row; null when only the database can tell. */
 function compare(sort: Sort, a: Row, b: Row): number | null {
   if (a.id === b.id) return 0;
-  if (a.key !== b.key) return (a.key < b.key) === (sort === 'oldest' || sort === 'smallest') ? -1 : 1;
+  // The directions orderOf gives the database, so both order alike.
+  const [[, keyDirection], [, idDirection]] = orderOf(sort) as [OrderTerm, OrderTerm];
+  if (a.key !== b.key) return (a.key < b.key) === (keyDirection === 'asc') ? -1 : 1;
   if (a.id.length !== b.id.length || !COMPARABLE_ID.test(a.id) || !COMPARABLE_ID.test(b.id)) return null;
-  return (a.id < b.id) === (sort !== 'newest') ? -1 : 1;
+  return (a.id < b.id) === (idDirection === 'asc') ? -1 : 1;
 }
 
 /** The most rows a page may have to step over from its nearest anchor (or before the first, through the offset query). */
@@ -337,7 +344,7 @@ async function walk(db: Database, list: AnchoredList, build: Build, total: numbe
 }
 
 async function slice(db: Database, list: AnchoredList, changes: number, after: Row | null): Promise<Row[]> {
-  const keyColumn = list.sort === 'newest' || list.sort === 'oldest' ? 'files.time_created' : 'files.size';
+  const keyColumn = keyColumnOf(list.sort);
   const rows = (from: Row | null) => {
     const q = listed(db, list).where(unchanged(list, changes));
     return from ? q.where(fromAnchor(list.sort, from, true)) : q;

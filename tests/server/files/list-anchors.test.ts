@@ -59,6 +59,12 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     expect(await until(current, (n) => n >= count), 'lists whose walk ended').toBe(count);
   }
 
+  /** A second handle on this test's database, with list anchors of its own, as another server process has. */
+  async function otherProcess() {
+    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s : undefined;
+    return openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+  }
+
   /** The page the plain offset query gives, by actual name. */
   async function offsetPage(userId: string | undefined, sort: (typeof SORTS)[number], page: number, pageSize: number) {
     let q = t.deps.db.selectFrom('files').select('actual_name').where('id', 'in', pageIdsQuery(t.deps.db, { userId, sort, page, pageSize }));
@@ -200,8 +206,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     // This app's process walks every list once; a second process on the same database follows.
     await expectPagesAsOffset(user.token, user.id, [[167, 6], [334, 6]]);
     await walksEnded(4);
-    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s : undefined;
-    const second = openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+    const second = await otherProcess();
     try {
       const pagesOf = async (db: Database, sort: (typeof SORTS)[number], page: number) =>
         (await listFiles(db, { userId: user.id, sort, page, pageSize: 6 })).rows.map((r) => r.actual_name);
@@ -220,7 +225,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
 
       // A kept walk the log no longer reaches (more than STRIDE changes since): walked, and kept anew.
       await insert(user.id, STRIDE + 1, (i) => ({ size: 30, time: 1_650_000_000 + i }), false);
-      const third = openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+      const third = await otherProcess();
       try {
         for (const sort of SORTS) expect(await pagesOf(third.db, sort, 334), sort).toEqual(await offsetPage(user.id, sort, 334, 6));
         expect(anchorWalks(third.db)).toBe(4);
@@ -239,7 +244,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
     await walksEnded(4);
     await t.deps.db.updateTable('file_list_anchors').set({ anchors: '[[1, 2, "x"]]' }).execute();
-    const second = openDatabase(t.deps.config.databaseUrl, dialect === 'postgres' ? { searchPath: (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s } : {});
+    const second = await otherProcess();
     try {
       for (const sort of SORTS) {
         const rows = (await listFiles(second.db, { userId: user.id, sort, page: 334, pageSize: 6 })).rows.map((r) => r.actual_name);
@@ -265,8 +270,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     // More than STRIDE changes since the walk, fewer since the carried anchors were kept: a
     // second process carries those, with no walk.
     await insert(user.id, STRIDE - KEEP_EVERY + 100, (i) => ({ size: 3_000 + i, time: 1_600_000_000 + i }), false);
-    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s : undefined;
-    const second = openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+    const second = await otherProcess();
     try {
       for (const sort of SORTS) {
         const rows = (await listFiles(second.db, { userId: user.id, sort, page: 334, pageSize: 6 })).rows.map((r) => r.actual_name);
