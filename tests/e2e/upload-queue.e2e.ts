@@ -85,6 +85,21 @@ async function sha256OfUrl(url: string): Promise<string> {
 const row = (page: Page, name: string): Locator => page.locator('li.upload-item', { hasText: name });
 
 /**
+ * Waits for a row to say `text`; when it never does, the error carries what the row said
+ * instead, so a failure in CI names the state the upload was stuck in.
+ */
+async function waitForRowText(page: Page, name: string, text: string, timeout = 15_000): Promise<void> {
+  await row(page, name)
+    .getByText(text)
+    .waitFor({ timeout })
+    .catch(async (error: Error) => {
+      const shown = await row(page, name).textContent({ timeout: 1000 }).catch(() => 'no row');
+      const online = await page.evaluate(() => navigator.onLine).catch(() => '?');
+      throw new Error(`${error.message}; the row says "${shown}"; navigator.onLine is ${online}`);
+    });
+}
+
+/**
  * What a negative claim ("nothing was sent") needs: a window in which it could have happened.
  * Each check runs every 250 ms for the window and must hold every time.
  */
@@ -112,7 +127,7 @@ describe('the upload queue on a phone (issue 11)', () => {
       await context.setOffline(true);
       await page.getByLabel('Choose files to upload').setInputFiles(file.filePath);
       // Item 5: offline, the row says what it waits for instead of offering a Resume that cannot work.
-      await row(page, name).getByText('Offline: continues when the connection is back').waitFor({ timeout: 15_000 });
+      await waitForRowText(page, name, 'Offline: continues when the connection is back');
       expect(await row(page, name).getByRole('button', { name: 'Resume' }).count()).toBe(0);
       await page.screenshot({ path: screenshotPath(`queue-shared-${WIDTH}-a-offline`) });
 
@@ -177,7 +192,7 @@ describe('the upload queue on a phone (issue 11)', () => {
       await context.setOffline(true);
       await page.getByLabel('Choose files to upload').setInputFiles(file.filePath);
       // Queued and waiting for the network (not still being copied) when the user signs out.
-      await row(page, name).getByText('Offline: continues when the connection is back').waitFor({ timeout: 15_000 });
+      await waitForRowText(page, name, 'Offline: continues when the connection is back');
       await page.getByRole('link', { name: 'Logout' }).click();
       await page
         .getByRole('button', { name: 'Discard uploads' })
