@@ -9,6 +9,7 @@ import { USER_PASSWORD, uniqueName } from './fixtures.ts';
 import { loginViaUi, registerViaApi } from './flows.ts';
 import { CountingProxy } from './counting-proxy.ts';
 import { fireBackgroundSync, waitForServiceWorker } from './service-worker.ts';
+import { UPLOAD_DB_NAME } from '../../src/upload/store/schema.ts';
 
 /**
  * Issue 11 items 1–5 in real Chromium at 390 px, against the real server: the upload queue
@@ -97,6 +98,31 @@ async function waitForRowText(page: Page, name: string, text: string, timeout = 
       const online = await page.evaluate(() => navigator.onLine).catch(() => '?');
       throw new Error(`${error.message}; the row says "${shown}"; navigator.onLine is ${online}`);
     });
+}
+
+/**
+ * Holds the upload store's chunks from the page in a transaction kept busy until the page goes
+ * away: the local copy's next chunk write waits for it, so the copy is still under way when the
+ * test leaves the page, however fast this machine copies (a 330 MB copy on a quiet machine, or
+ * the test's own steps on a loaded one, could otherwise finish it first).
+ */
+async function holdLocalCopy(page: Page): Promise<void> {
+  await page.evaluate(
+    (dbName) =>
+      new Promise<void>((resolve, reject) => {
+        const open = indexedDB.open(dbName);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const chunks = open.result.transaction('chunks', 'readwrite').objectStore('chunks');
+          const busy = () => {
+            chunks.count().onsuccess = busy;
+          };
+          busy();
+          resolve();
+        };
+      }),
+    UPLOAD_DB_NAME,
+  );
 }
 
 /**
@@ -326,6 +352,7 @@ describe('the upload queue on a phone (issue 11)', () => {
       const r = row(page, name);
       await r.getByText(/Preparing: [\d.]+ MB saved on this device/).waitFor({ timeout: 30_000 });
       await page.screenshot({ path: screenshotPath(`queue-copy-${WIDTH}-preparing`) });
+      await holdLocalCopy(page);
 
       // Leaving asks to stay; staying keeps the copy going.
       const asked = new Promise<string>((resolve) => page.once('dialog', (dialog) => void dialog.dismiss().then(() => resolve(dialog.type()))));
@@ -339,7 +366,7 @@ describe('the upload queue on a phone (issue 11)', () => {
       proxy.blockedHost = null;
       const requestsAfterReload = proxy.uploads.length;
       const again = row(page, name);
-      await again.getByText('Not fully saved before the app closed').waitFor({ timeout: 15_000 });
+      await waitForRowText(page, name, 'Not fully saved before the app closed');
       await page.screenshot({ path: screenshotPath(`queue-copy-${WIDTH}-choose-again`) });
       // Nothing is sent for an incomplete copy.
       await holdsFor(3000, async () => {
