@@ -52,7 +52,7 @@ async function setToken(token: string | null): Promise<void> {
   const changed = token !== auth.token;
   auth = { ...auth, token, owner: changed ? null : auth.owner };
   if (changed) await queue?.signOut(true); // stop sending with the old token now
-  await identity.begin(token);
+  await identity.identify(token);
   queue?.wake();
 }
 
@@ -79,7 +79,7 @@ const api: UploadWorkerApi = {
       // persist() is a window-only call: the page's bridge asks for it.
       storage: { estimate: () => self.navigator.storage.estimate(), persist: async () => false },
     });
-    await identity.begin(options.token);
+    await identity.identify(options.token);
     queue.start();
     return store !== null;
   },
