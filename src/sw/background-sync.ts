@@ -1,6 +1,8 @@
 import { UploadStore } from '../upload/store/upload-store.ts';
 import { broadcastChannel, globalNetwork } from '../upload/queue/environment.ts';
 import { fetchTransport } from '../upload/queue/transport.ts';
+import { tokenHash } from '../upload/queue/account.ts';
+import { TOKEN_OWNER_PREFIX } from '../upload/queue/owner.ts';
 import { UploadQueue } from '../upload/queue/upload-queue.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 import { finishedNotice, newlyFinished } from '../upload/finished-notice.ts';
@@ -36,9 +38,12 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     network: globalNetwork(scope),
     channel,
     // Issue 11 item 1: only the signed-in user's uploads, with their token; signed out, none.
+    // What the token filed before the server named its user stays its own (QueueAuth.alias).
     auth: async () => {
       const latest = await store.getAuth();
-      return { apiUrl: latest?.apiUrl ?? auth.apiUrl, token: latest?.token ?? null, owner: latest?.token ? (latest.owner ?? null) : null };
+      const token = latest?.token ?? null;
+      const alias = token ? TOKEN_OWNER_PREFIX + (await tokenHash(token)) : null;
+      return { apiUrl: latest?.apiUrl ?? auth.apiUrl, token, owner: token ? (latest?.owner ?? null) : null, alias };
     },
     chunkSize: auth.chunkSize || CHUNK_SIZE,
   });

@@ -57,8 +57,9 @@ describe.each(DIALECTS)('who the token belongs to, on %s', (dialect) => {
       store: () => null,
       transport,
       currentToken: () => auth.token,
-      async setOwner(owner) {
+      async setOwner(owner, alias) {
         auth.owner = owner;
+        auth.alias = alias;
       },
       named,
       backoff: { baseMs: 20, maxMs: 100 },
@@ -106,8 +107,9 @@ describe.each(DIALECTS)('who the token belongs to, on %s', (dialect) => {
       store: () => store,
       transport: gate,
       currentToken: () => auth.token,
-      async setOwner(owner) {
+      async setOwner(owner, alias) {
         auth.owner = owner;
+        auth.alias = alias;
       },
       async named(who) {
         await queue.adoptOwner(who.provisional, who.owner);
@@ -139,6 +141,97 @@ describe.each(DIALECTS)('who the token belongs to, on %s', (dialect) => {
     expect(done.state).toBe('done');
   });
 
+  it('queues a file picked while the lookup is still unanswered, under the token until the server names the user', async () => {
+    h = await createHarness(dialect);
+    const user = h.signedIn!;
+    const auth: QueueAuth = { apiUrl: h.apiUrl, token: user.token, owner: null };
+    const { queue } = await h.openTab({ auth: async () => ({ ...auth }) });
+    // A stalled connection: the first auth/data gets no answer until the test lets it fail;
+    // the ones after it are answered.
+    let release = () => {};
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    const gate: Transport = {
+      postMultipart: (request) => fetchTransport.postMultipart(request),
+      async postJson(url, body, signal) {
+        if (url.endsWith('/api/v1/auth/data') && ++asked === 1) {
+          await stalled;
+          throw new TypeError('Failed to fetch');
+        }
+        return fetchTransport.postJson(url, body, signal);
+      },
+    };
+    identity = identityFor(auth, gate, async (who) => {
+      await queue.adoptOwner(who.provisional, who.owner);
+      queue.wake();
+    });
+    const lookup = identity.begin(user.token);
+    await lookup;
+    expect(auth.owner).toMatch(/^token:/);
+    const [picked] = await queue.enqueue([textFile(CHUNK + 10, 'picked-at-once.txt')]);
+    expect(picked!.name).toBe('picked-at-once.txt');
+    // The lookup fails and is asked again (20–100 ms later), this time answered: the upload is
+    // the user's and is sent.
+    release();
+    const done = await waitForState(queue, picked!.id, ['done', 'failed']);
+    expect(done.state).toBe('done');
+    expect(auth.owner).toBe(user.owner);
+  });
+
+  it('keeps uploads sent under the token while the server names the user: no row goes missing, no request is cut', async () => {
+    h = await createHarness(dialect);
+    const user = h.signedIn!;
+    const auth: QueueAuth = { apiUrl: h.apiUrl, token: user.token, owner: null, alias: null };
+    let lookups = 0;
+    let failLookup = () => {};
+    const lookupStalled = new Promise<void>((resolve) => (failLookup = resolve));
+    // Every chunk request waits at the door until the test lets it through, so both uploads are
+    // in flight while the owner changes; one aborted meanwhile is counted.
+    let openDoor = () => {};
+    const door = new Promise<void>((resolve) => (openDoor = resolve));
+    let waiting = 0;
+    let cut = 0;
+    const transport: Transport = {
+      async postMultipart(request) {
+        waiting += 1;
+        await door;
+        if (request.signal.aborted) cut += 1;
+        return fetchTransport.postMultipart(request);
+      },
+      async postJson(url, body, signal) {
+        if (url.endsWith('/api/v1/auth/data') && ++lookups === 1) {
+          await lookupStalled;
+          throw new TypeError('Failed to fetch');
+        }
+        return fetchTransport.postJson(url, body, signal);
+      },
+    };
+    const { queue: sending } = await h.openTab({ auth: async () => ({ ...auth }), transport });
+    let adopted = false;
+    identity = identityFor(auth, transport, async (who) => {
+      await sending.adoptOwner(who.provisional, who.owner);
+      adopted = true;
+      sending.wake();
+    });
+    await identity.begin(user.token);
+    const lists: string[][] = [];
+    const unsubscribe = sending.subscribe((items) => lists.push(items.map((item) => item.id).sort()));
+    const picked = await sending.enqueue([textFile(CHUNK * 3, 'big.bin', 1), textFile(CHUNK + 5, 'small.txt', 2)]);
+    const ids = picked.map((item) => item.id).sort();
+    await waitUntil(() => waiting === 2);
+    const shown = lists.length;
+
+    failLookup(); // answered on the retry, 20–100 ms later: the user is named, the uploads handed over
+    await waitUntil(() => adopted);
+    openDoor();
+    for (const id of ids) expect((await waitForState(sending, id, ['done', 'failed'])).state).toBe('done');
+    unsubscribe();
+    expect(auth.owner).toBe(user.owner);
+    expect(cut).toBe(0);
+    // Every list the page was shown from the pick on held both uploads.
+    expect(lists.slice(shown - 1).filter((list) => ids.some((id) => !list.includes(id)))).toEqual([]);
+  });
+
   it('does not ask again about a token the server refused, nor report an answer for a token no longer in use', async () => {
     h = await createHarness(dialect);
     const refused: QueueAuth = { apiUrl: h.apiUrl, token: 'not-a-real-token', owner: null };
@@ -153,12 +246,41 @@ describe.each(DIALECTS)('who the token belongs to, on %s', (dialect) => {
     // Signed out while the answer was on its way: the answer names nobody.
     const switched: QueueAuth = { apiUrl: h.apiUrl, token: h.signedIn!.token, owner: null };
     const named: Who[] = [];
-    identity = identityFor(switched, transport, async (who) => void named.push(who));
+    let answer = () => {};
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    let answered = 0;
+    let sent = () => {};
+    const onItsWay = new Promise<void>((resolve) => (sent = resolve));
+    const slow: Transport = {
+      postMultipart: (request) => fetchTransport.postMultipart(request),
+      async postJson(url, body, signal) {
+        sent();
+        const reply = await fetchTransport.postJson(url, body, signal);
+        await held;
+        answered += 1;
+        return reply;
+      },
+    };
+    identity = identityFor(switched, slow, async (who) => void named.push(who));
     const asking = identity.identify(switched.token);
+    await onItsWay;
     switched.token = null;
+    answer();
     await asking;
-    expect(switched.owner).toBeNull();
+    expect(answered).toBe(1);
+    expect(switched.owner).not.toBe(h.signedIn!.owner);
     expect(named).toEqual([]);
-    await waitUntil(() => transport.asked() === 2);
+  });
+
+  it('asks nothing for a token signed out before the lookup began', async () => {
+    h = await createHarness(dialect);
+    const transport = droppingAuthData(0);
+    const auth: QueueAuth = { apiUrl: h.apiUrl, token: h.signedIn!.token, owner: null };
+    identity = identityFor(auth, transport);
+    const asking = identity.identify(auth.token);
+    auth.token = null;
+    await asking;
+    expect(auth.owner).toBeNull();
+    expect(transport.asked()).toBe(0);
   });
 });

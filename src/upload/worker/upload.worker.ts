@@ -11,7 +11,7 @@ declare const self: DedicatedWorkerGlobalScope;
 
 let queue: UploadQueue | null = null;
 let store: UploadStore | null = null;
-let auth: QueueAuth = { apiUrl: '', token: null, owner: null };
+let auth: QueueAuth = { apiUrl: '', token: null, owner: null, alias: null };
 let chunkSize = 0;
 const subscriptions = new Map<number, () => void>();
 let nextSubscription = 1;
@@ -37,8 +37,8 @@ const identity = new Identity({
   store: () => store,
   transport: xhrTransport,
   currentToken: () => auth.token,
-  async setOwner(owner) {
-    auth = { ...auth, owner };
+  async setOwner(owner, alias) {
+    auth = { ...auth, owner, alias };
     await saveAuth();
   },
   async named(who) {
@@ -50,9 +50,9 @@ const identity = new Identity({
 
 async function setToken(token: string | null): Promise<void> {
   const changed = token !== auth.token;
-  auth = { ...auth, token, owner: changed ? null : auth.owner };
+  auth = changed ? { ...auth, token, owner: null, alias: null } : { ...auth, token };
   if (changed) await queue?.signOut(true); // stop sending with the old token now
-  await identity.identify(token);
+  await identity.begin(token);
   queue?.wake();
 }
 
@@ -67,7 +67,7 @@ const api: UploadWorkerApi = {
       return store !== null;
     }
     store = await UploadStore.open().catch(() => null);
-    auth = { apiUrl: options.apiUrl, token: options.token, owner: null };
+    auth = { apiUrl: options.apiUrl, token: options.token, owner: null, alias: null };
     queue = new UploadQueue({
       store,
       transport: xhrTransport,
@@ -79,7 +79,7 @@ const api: UploadWorkerApi = {
       // persist() is a window-only call: the page's bridge asks for it.
       storage: { estimate: () => self.navigator.storage.estimate(), persist: async () => false },
     });
-    await identity.identify(options.token);
+    await identity.begin(options.token);
     queue.start();
     return store !== null;
   },
