@@ -98,6 +98,9 @@ async function timeGet(url: string, range?: string): Promise<number> {
 
 function wrk(url: string, seconds: number): { rps: number; p99: number } {
   const res = spawnSync('wrk', ['-t2', '-c50', `-d${seconds}s`, '--latency', url], { encoding: 'utf8' });
+  // A refused request (a 429 past the limit) is fast and would pass for a served one.
+  const refused = /Non-2xx or 3xx responses:\s*(\d+)/.exec(res.stdout)?.[1];
+  if (refused) throw new Error(`wrk ${url}: ${refused} answers were not 2xx`);
   const rps = Number(/Requests\/sec:\s*([\d.]+)/.exec(res.stdout)?.[1] ?? 0);
   const p99raw = /99%\s+([\d.]+)(us|ms|s)/.exec(res.stdout);
   const unit = { us: 0.001, ms: 1, s: 1000 } as const;
@@ -236,8 +239,12 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
   // The files host as a deployment on this machine would run it, one process per core as nginx's
   // `worker_processes auto` does (README "Configuration", FILES_PROCESSES), on the same data.
   let filesHost: BenchServer | null = null;
+  let limited: BenchServer | null = null;
   try {
     filesHost = await startServer({ STASH_ROLES: 'files', FILES_PROCESSES: String(FILES_PROCESSES) }, server.dataDir);
+    // Rate limits on, as `npm start` runs (design §6), at a limit wrk stays under: every request
+    // is counted and carries its x-ratelimit-* headers.
+    limited = await startServer({ STASH_ROLES: 'files', RATE_LIMITS: 'on', FILES_RATE_LIMIT: '1000000' }, server.dataDir);
     const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
     const s3Name = s3 ? `${s3.server.filesUrl}/${s3.url.split('/').pop()}` : null;
     const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
@@ -255,10 +262,11 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     );
     rows.push({ benchmark: 'Range: last 1 MiB (curl, new connection each)', stash: timeSummary(range.stash!), baselineName: 'nginx', baseline: timeSummary(range.nginx!), ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time` });
 
-    rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, filesHost));
+    rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, filesHost, limited));
   } finally {
     await nginx.stop();
     await filesHost?.stop();
+    await limited?.stop();
     fs.rmSync(small.dir, { recursive: true, force: true });
   }
   return rows;
@@ -267,14 +275,15 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
 const FILES_PROCESSES = os.availableParallelism();
 
 /**
- * 4 kB requests under wrk: Stash's files host as one process (the default) and as one process per
- * core, against nginx with a worker per core; the three interleaved, each warmed first.
+ * 4 kB requests under wrk: Stash's files host as one process (the default), as one process per
+ * core, and as one process with rate limits on (as `npm start` runs; the bench's servers run with
+ * RATE_LIMITS=off), against nginx with a worker per core; all interleaved, each warmed first.
  */
-function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, filesHost: BenchServer): Row[] {
+function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, filesHost: BenchServer, limited: BenchServer): Row[] {
   const seconds = options.quick ? 3 : 8;
   const name = smallUrl.split('/').pop();
-  const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, nginx: nginxUrl };
-  const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], nginx: [] };
+  const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, limited: `${limited.filesUrl}/${name}`, nginx: nginxUrl };
+  const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], limited: [], nginx: [] };
   // Warmed first, as a server in service is: a fresh Node process's first seconds under wrk run
   // code V8 has not optimised yet, and their p99 was 2-4 x the later runs'.
   for (const url of Object.values(urls)) wrk(url, 2);
@@ -288,7 +297,7 @@ function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, fil
     baseline: nginx,
     ratio: `${(med(list, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × req/s, ${(med(list, 'p99') / med(w.nginx, 'p99')).toFixed(2)} × p99`,
   });
-  return [row('one files process', w.one), row(`FILES_PROCESSES=${FILES_PROCESSES}`, w.many)];
+  return [row('one files process', w.one), row(`FILES_PROCESSES=${FILES_PROCESSES}`, w.many), row('one files process, rate limits on', w.limited)];
 }
 
 /** An S3 row beside the local-disk row it repeats, or why it could not run. */

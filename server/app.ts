@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import cors from '@fastify/cors';
 import type { Deps } from './deps.ts';
 import { registerErrorHandler } from './http/error-handler.ts';
-import { registerRateLimits, GENERAL_LIMIT } from './http/rate-limits.ts';
+import { ipSalt, registerRateLimits, GENERAL_LIMIT } from './http/rate-limits.ts';
 import { refusedBeforeBody } from './http/route.ts';
 import { recordRoutes } from './http/route-table.ts';
 import { capConnectionsPerIp, enforceBodyRate } from './http/slow-clients.ts';
@@ -12,6 +12,7 @@ import { answerClientError, answerFrameworkError } from './http/client-error.ts'
 import { registerAccountModules } from './modules/account-modules.ts';
 import { registerFileModules } from './modules/file-modules.ts';
 import { answerFast, createFilesHost, registerFilesHost } from './files-host/files-host.ts';
+import { FilesIpLimiter, limitFilesHost } from './files-host/ip-limiter.ts';
 import { registerSite } from './site/site.ts';
 import { registerSecurityHeaders } from './site/security-headers.ts';
 
@@ -93,15 +94,18 @@ export async function buildApi(deps: Deps): Promise<FastifyInstance> {
 export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
   const host = createFilesHost();
   const options = baseOptions(deps);
-  // Issue 9: cached files are answered before Fastify (files-host.ts answerFast) when nothing
-  // Fastify runs per request would change the answer; the rate limiter would, so it keeps them.
-  const fast = !deps.config.rateLimits;
+  // Issue 9: cached files are answered before Fastify (files-host.ts answerFast), rate limits
+  // included when this process keeps the count (ip-limiter.ts). Counters shared through Redis
+  // are asked asynchronously by @fastify/rate-limit, and an address behind a trusted proxy is
+  // Fastify's to work out, so those requests all go through Fastify.
+  const limiter = deps.config.rateLimits && !deps.redis ? new FilesIpLimiter(await ipSalt(deps), deps.config.filesRateLimit) : null;
+  const fast = !deps.config.rateLimits || (limiter !== null && deps.config.trustProxy === false);
   const app: FastifyInstance = Fastify({
     ...options,
     serverFactory: (handler) => {
       // What Fastify does with its own server (fastify/lib/server.js), plus the fast path in front.
       const server = http.createServer((req, res) => {
-        if (!fast || !answerFast(deps, host, app.log, req, res)) handler(req, res);
+        if (!fast || !answerFast(deps, host, app.log, req, res, limiter)) handler(req, res);
       });
       server.keepAliveTimeout = 72_000;
       server.requestTimeout = TIMEOUTS.requestTimeout;
@@ -114,7 +118,8 @@ export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
   // Design §6: the files host is limited per client IP too (FILES_RATE_LIMIT a minute). With
   // RATE_LIMITS=off the limiter is left out rather than asked on every request (an HMAC of the
   // address each time, issue 9): no route here uses per-account limits.
-  if (deps.config.rateLimits) await registerRateLimits(app, deps, { max: deps.config.filesRateLimit, timeWindow: '1 minute' });
+  if (limiter) limitFilesHost(app, limiter);
+  else if (deps.config.rateLimits) await registerRateLimits(app, deps, { max: deps.config.filesRateLimit, timeWindow: '1 minute' });
   await healthz(app, deps);
   await registerFilesHost(app, deps, host);
   return app;

@@ -9,6 +9,7 @@ import { contentDisposition, isActiveType, parseRange } from './http-headers.ts'
 import { registerPreviewRoute } from './previews-route.ts';
 import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
 import { sendFile } from './send-file.ts';
+import type { FilesIpLimiter } from './ip-limiter.ts';
 
 // Design §8: files never change under a name, so caches may keep them for a year.
 const CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -52,9 +53,11 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
  * local files, streamed straight from disk (a Range as cheap as on a static server). The stored
  * object's existence is still checked on every request, so a delete by any process is seen at
  * once. Anything else (unknown or uncached names, 416, a query string, a body, a remote store,
- * a stored file that cannot be opened right now, a server closing) returns false and goes to
- * Fastify. Only installed when Fastify would add nothing to the answer: no rate limiter (it
- * counts every request and adds its headers), see app.ts. Returns whether it took the request.
+ * a stored file that cannot be opened right now, a server closing, an address past its rate
+ * limit) returns false and goes to Fastify. Only installed when Fastify would add nothing to the
+ * answer: no rate limits, or limits this process counts (`limiter`, ip-limiter.ts: the request is
+ * counted once, here or in Fastify's hook, and its x-ratelimit-* headers sent); see app.ts.
+ * Returns whether it took the request.
  */
 export function answerFast(
   deps: Deps,
@@ -62,6 +65,7 @@ export function answerFast(
   log: FastifyBaseLogger,
   req: IncomingMessage,
   res: ServerResponse,
+  limiter: FilesIpLimiter | null = null,
 ): boolean {
   const method = req.method;
   if (host.closing || (method !== 'GET' && method !== 'HEAD') || !deps.storage.existsNow) return false;
@@ -69,6 +73,9 @@ export function answerFast(
   if (url.charCodeAt(0) !== 47 /* '/' */ || url.includes('?') || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
   const meta = host.cache.get(url.slice(1));
   if (!meta) return false;
+  // Counted only for a cached file (never /healthz); a 429 is Fastify's to answer.
+  const limited = limiter?.take(req, req.socket.remoteAddress ?? '');
+  if (limited && !limited.allowed) return false;
   const started = performance.now();
   const conditional = notModified(req.headers, meta.etag, meta.timeCreated);
   const range = conditional ? null : rangeOf(req.headers, meta);
@@ -83,6 +90,7 @@ export function answerFast(
   if (bodiless || meta.body) {
     // Gone since it was cached (or unreadable): the route asks again and answers 404 (or 503).
     if (!deps.storage.existsNow?.(meta.storageKey)) return false;
+    if (limited) setHeaders(res, limited.headers);
     res.writeHead(status, headersOf(meta, status, range));
     if (bodiless) res.end();
     else res.end(range ? meta.body!.subarray(range.start, range.end + 1) : meta.body);
@@ -93,10 +101,15 @@ export function answerFast(
   // worth leaving to Fastify.
   const fd = orNull(() => deps.storage.openStoredNow?.(meta.storageKey));
   if (fd === null) return false;
+  if (limited) setHeaders(res, limited.headers);
   res.writeHead(status, headersOf(meta, status, range));
   res.once('finish', logLine);
   sendFile(fd, res, range, meta.size);
   return true;
+}
+
+function setHeaders(res: ServerResponse, headers: Record<string, string>): void {
+  for (const name in headers) res.setHeader(name, headers[name]!);
 }
 
 /**

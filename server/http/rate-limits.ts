@@ -27,7 +27,7 @@ declare module 'fastify' {
  * names no address) and live only as long as their window (the stores expire them). With Redis
  * the salt is shared by every API process through one `SET NX`, so they still count together.
  */
-async function ipSalt(deps: Deps): Promise<string> {
+export async function ipSalt(deps: Deps): Promise<string> {
   const fresh = crypto.randomBytes(16).toString('hex');
   if (!deps.redis) return fresh;
   try {
@@ -44,7 +44,7 @@ export function hashedIpKey(salt: string, ip: string): string {
   return `ip:${crypto.createHmac('sha256', salt).update(ip).digest('base64url').slice(0, 22)}`;
 }
 
-function tooMany(ttlSeconds: number): HttpError {
+export function tooMany(ttlSeconds: number): HttpError {
   return new HttpError(429, `Too many requests. Try again in ${ttlSeconds} seconds.`, {}, { 'retry-after': String(ttlSeconds) });
 }
 

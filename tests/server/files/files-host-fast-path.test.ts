@@ -116,17 +116,41 @@ describe.each(DIALECTS)('the files host fast path on %s', (dialect) => {
     expect(Buffer.from(await again.arrayBuffer()).equals(data)).toBe(true);
   });
 
-  it('leaves every request to the rate limiter when limits are on: each answer carries its count', async () => {
-    t = await createHttpTestApp(dialect, { env: { RATE_LIMITS: 'on', FILES_RATE_LIMIT: '5' } });
+  it('counts every request once against the limit when limits are on, whichever path answers it', async () => {
+    t = await createHttpTestApp(dialect, { env: { RATE_LIMITS: 'on', FILES_RATE_LIMIT: '6' } });
     const name = await upload(randomBytes(100), 'limited.bin');
+    // Only the fast path asks the store this way: it answers while limits are on.
+    const storage = t.deps.storage;
+    const existsNow = storage.existsNow?.bind(storage);
+    let fastAnswers = 0;
+    if (existsNow) storage.existsNow = (key) => (fastAnswers++, existsNow(key));
+    const remaining: (string | null)[] = [];
     const statuses: number[] = [];
+    // Real requests (the fast path, once the name is cached) and inject() (always Fastify's
+    // route) from the same address, in turn: one count, each request in it once.
     for (let i = 0; i < 6; i++) {
-      const res = await fetch(`${t.filesUrl}/${name}`);
-      await res.arrayBuffer();
-      statuses.push(res.status);
-      if (res.status === 200) expect(res.headers.get('x-ratelimit-remaining')).toBe(String(4 - i));
+      if (i % 2 === 0) {
+        const res = await fetch(`${t.filesUrl}/${name}`);
+        await res.arrayBuffer();
+        statuses.push(res.status);
+        remaining.push(res.headers.get('x-ratelimit-remaining'));
+      } else {
+        const res = await t.files.inject({ method: 'GET', url: `/${name}`, remoteAddress: '127.0.0.1' });
+        statuses.push(res.statusCode);
+        remaining.push(String(res.headers['x-ratelimit-remaining']));
+      }
     }
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(remaining).toEqual(['5', '4', '3', '2', '1', '0']);
+    // The 2nd and 3rd real requests, once the first had cached the name (a remote store has no fast path).
+    if (existsNow) expect(fastAnswers).toBe(2);
+    const over = await fetch(`${t.filesUrl}/${name}`);
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(((await over.json()) as { error: string }).error).toMatch(/Too many requests/);
+    // Another address has its own count.
+    expect((await t.files.inject({ method: 'GET', url: `/${name}`, remoteAddress: '192.0.2.44' })).statusCode).toBe(200);
   });
 
   it("sends a big file through Fastify with the rate limiter's headers when limits are on", async () => {

@@ -1,0 +1,38 @@
+import http from 'node:http';
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { FilesIpLimiter } from '../../../server/files-host/ip-limiter.ts';
+
+/** A request object as the files host's server hands it over (never sent anywhere). */
+const request = () => new http.IncomingMessage(new net.Socket());
+
+/** Design §6: the files host's per-address limit, counted in the process (issue 9: asked by the fast path). */
+describe('FilesIpLimiter', () => {
+  it('refuses past the limit within a window, starts afresh when it ends, and counts each request once', () => {
+    let now = 1_000_000;
+    const limiter = new FilesIpLimiter('salt', 2, 60_000, () => now);
+    const first = request();
+    expect(limiter.take(first, '198.51.100.7').headers['x-ratelimit-remaining']).toBe('1');
+    // Handed from the fast path to Fastify's hook: the same decision, not a second count.
+    expect(limiter.take(first, '198.51.100.7').headers['x-ratelimit-remaining']).toBe('1');
+    expect(limiter.take(request(), '198.51.100.7').allowed).toBe(true);
+    now += 30_000;
+    const over = limiter.take(request(), '198.51.100.7');
+    expect(over.allowed).toBe(false);
+    expect(over.resetSeconds).toBe(30);
+    expect(over.headers['x-ratelimit-reset']).toBe('30');
+    expect(limiter.take(request(), '198.51.100.8').allowed).toBe(true);
+    now += 30_000;
+    const fresh = limiter.take(request(), '198.51.100.7');
+    expect(fresh.allowed).toBe(true);
+    expect(fresh.headers['x-ratelimit-remaining']).toBe('1');
+  });
+
+  it('keeps no address, only its salted hash', () => {
+    const limiter = new FilesIpLimiter('salt', 5);
+    limiter.take(request(), '203.0.113.99');
+    const keys = [...(limiter as unknown as { windows: Map<string, unknown> }).windows.keys()];
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).not.toContain('203.0.113');
+  });
+});
