@@ -52,10 +52,9 @@ export class FilesIpLimiter {
   private count(ip: string): LimitDecision {
     const key = hashedIpKey(this.salt, ip);
     const now = this.now();
+    this.forgetEnded(now);
     let window = this.windows.get(key);
-    if (!window || window.resetAt <= now) {
-      this.windows.delete(key);
-      this.makeRoom();
+    if (!window) {
       window = { count: 0, resetAt: now + this.windowMs };
       this.windows.set(key, window);
     }
@@ -73,12 +72,14 @@ export class FilesIpLimiter {
   }
 
   /**
-   * A window is re-inserted whenever it opens, so the map is in opening order: the first entries
-   * are the first to end, and forgetting them costs those addresses at most a fresh budget.
+   * Windows all last as long and are inserted as they open, so the map is in the order they end:
+   * ended ones are dropped from its front as requests come (a key lives no longer than its window,
+   * design §6), and past MAX_ADDRESSES the oldest go early, costing those addresses at most a
+   * fresh budget. Usually one entry is looked at.
    */
-  private makeRoom(): void {
-    for (const key of this.windows.keys()) {
-      if (this.windows.size < MAX_ADDRESSES) return;
+  private forgetEnded(now: number): void {
+    for (const [key, window] of this.windows) {
+      if (window.resetAt > now && this.windows.size < MAX_ADDRESSES) return;
       this.windows.delete(key);
     }
   }

@@ -28,11 +28,18 @@ describe('FilesIpLimiter', () => {
     expect(fresh.headers['x-ratelimit-remaining']).toBe('1');
   });
 
-  it('keeps no address, only its salted hash', () => {
-    const limiter = new FilesIpLimiter('salt', 5);
+  it('keeps no address, only its salted hash, and no longer than its window', () => {
+    let now = 0;
+    const limiter = new FilesIpLimiter('salt', 5, 60_000, () => now);
+    // Test-only look at what a dump of the process's counters would show.
+    const keys = () => [...(limiter as unknown as { windows: Map<string, unknown> }).windows.keys()];
     limiter.take(request(), '203.0.113.99');
-    const keys = [...(limiter as unknown as { windows: Map<string, unknown> }).windows.keys()];
-    expect(keys).toHaveLength(1);
-    expect(keys[0]).not.toContain('203.0.113');
+    now += 59_000;
+    limiter.take(request(), '203.0.113.100');
+    expect(keys()).toHaveLength(2);
+    expect(keys().join(' ')).not.toContain('203.0.113');
+    now += 1_000;
+    limiter.take(request(), '203.0.113.100');
+    expect(keys()).toHaveLength(1);
   });
 });
