@@ -1,8 +1,7 @@
 import { UploadStore } from '../upload/store/upload-store.ts';
 import { broadcastChannel, globalNetwork } from '../upload/queue/environment.ts';
 import { fetchTransport } from '../upload/queue/transport.ts';
-import { tokenHash } from '../upload/queue/account.ts';
-import { TOKEN_OWNER_PREFIX } from '../upload/queue/owner.ts';
+import { tokenKey } from '../upload/queue/account.ts';
 import { UploadQueue } from '../upload/queue/upload-queue.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 import { finishedNotice, newlyFinished } from '../upload/finished-notice.ts';
@@ -31,6 +30,13 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     return;
   }
   const channel = broadcastChannel();
+  // The queue asks for auth on every listing, wake and poll; the token rarely changes, so its
+  // key is hashed once per token rather than each time.
+  let keyed: { token: string; key: string } | null = null;
+  const keyOf = async (token: string): Promise<string> => {
+    if (keyed?.token !== token) keyed = { token, key: await tokenKey(token) };
+    return keyed.key;
+  };
   const queue = new UploadQueue({
     store,
     transport: fetchTransport,
@@ -42,7 +48,7 @@ export async function resumeQueue(scope: ServiceWorkerGlobalScope): Promise<void
     auth: async () => {
       const latest = await store.getAuth();
       const token = latest?.token ?? null;
-      const alias = token ? TOKEN_OWNER_PREFIX + (await tokenHash(token)) : null;
+      const alias = token ? await keyOf(token) : null;
       return { apiUrl: latest?.apiUrl ?? auth.apiUrl, token, owner: token ? (latest?.owner ?? null) : null, alias };
     },
     chunkSize: auth.chunkSize || CHUNK_SIZE,

@@ -7,6 +7,8 @@ export interface ForwardedUpload {
   /** Bytes of the file part that reached the server. */
   fileBytes: number;
   cut: boolean;
+  /** Milliseconds since the first held auth/data question of the upload worker, when this request came. */
+  sinceHeldAuthDataMs: number | null;
 }
 
 /**
@@ -32,6 +34,15 @@ export class CountingProxy {
    * CORS preflights pass.
    */
   refuseWorkerAuthData = false;
+  /**
+   * The upload worker's auth/data question gets no answer at all (a stalled connection), until
+   * the flag is cleared; the browser gives up on it by its own timeout. The page's session check
+   * is answered, as for refuseWorkerAuthData.
+   */
+  holdWorkerAuthData = false;
+  /** Worker auth/data requests held and not yet given up by the browser. */
+  private held = new Set<http.ServerResponse>();
+  private firstHeldAt: number | null = null;
   /** Called as upload bytes pass; return 'cut' to drop this request there. */
   onUploadBytes: (upload: ForwardedUpload) => 'cut' | void = () => undefined;
   private settling = new Set<Promise<void>>();
@@ -44,7 +55,15 @@ export class CountingProxy {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
+  /** Ends the held auth/data questions with a 503: the worker asks again later. */
+  releaseWorkerAuthData(): void {
+    this.holdWorkerAuthData = false;
+    for (const res of this.held) this.unavailable(res);
+    this.held.clear();
+  }
+
   async close(): Promise<void> {
+    this.releaseWorkerAuthData();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -63,11 +82,18 @@ export class CountingProxy {
       req.socket.destroy();
       return;
     }
-    if (this.refuseWorkerAuthData && target.pathname === '/api/v1/auth/data' && req.method === 'POST' && !String(req.headers.accept).includes('text/plain')) {
+    const workerAuthData = target.pathname === '/api/v1/auth/data' && req.method === 'POST' && !String(req.headers.accept).includes('text/plain');
+    if (workerAuthData && this.holdWorkerAuthData) {
+      this.held.add(res);
+      this.firstHeldAt ??= Date.now();
+      res.on('close', () => this.held.delete(res));
+      req.resume();
+      return;
+    }
+    if (workerAuthData && this.refuseWorkerAuthData) {
       // An answer, not a dropped connection: the service worker would stand in with the page's
       // cached answer for a request that fails, and a first visit has no service worker yet.
-      res.writeHead(503, { 'content-type': 'application/json', 'access-control-allow-origin': req.headers.origin ?? '*' });
-      res.end(JSON.stringify({ success: false, error: { error: 'Service unavailable' } }));
+      this.unavailable(res);
       return;
     }
     // A status request waits until every upload request still open is over and settled on the
@@ -104,6 +130,12 @@ export class CountingProxy {
     this.forwardUpload(req, upstream);
   }
 
+  private unavailable(res: http.ServerResponse): void {
+    const origin = res.req.headers.origin ?? '*';
+    res.writeHead(503, { 'content-type': 'application/json', 'access-control-allow-origin': origin });
+    res.end(JSON.stringify({ success: false, error: { error: 'Service unavailable' } }));
+  }
+
   private recordStatus(answer: http.IncomingMessage): void {
     const parts: Buffer[] = [];
     answer.on('data', (part: Buffer) => parts.push(part));
@@ -120,7 +152,7 @@ export class CountingProxy {
   private forwardUpload(req: http.IncomingMessage, upstream: http.ClientRequest): void {
     const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(req.headers['content-type'] ?? '');
     const trailer = Buffer.byteLength(`\r\n--${boundary?.[1] ?? boundary?.[2] ?? ''}--\r\n`);
-    const upload: ForwardedUpload = { fields: {}, fileBytes: 0, cut: false };
+    const upload: ForwardedUpload = { fields: {}, fileBytes: 0, cut: false, sinceHeldAuthDataMs: this.firstHeldAt === null ? null : Date.now() - this.firstHeldAt };
     this.uploads.push(upload);
     let head = Buffer.alloc(0);
     let fileStart = -1;

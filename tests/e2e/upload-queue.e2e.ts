@@ -205,6 +205,39 @@ describe('the upload queue on a phone (issue 11)', () => {
     }
   });
 
+  it("sends a file picked right after sign-in while the upload worker's own question goes unanswered", { timeout: 120_000 }, async () => {
+    const a = await newUser('stalled');
+    const { context, page, proxy } = await openPhone();
+    const name = `stalled-${Date.now()}.bin`;
+    const file = writeFile(name, MiB);
+    try {
+      // The connection stalls right after sign-in: the page's session check is answered, the
+      // upload worker's own auth/data never is (the browser gives up on it after 15 s).
+      proxy.holdWorkerAuthData = true;
+      await loginViaUi(page, stack, a.username, USER_PASSWORD);
+      await page.getByLabel('Choose files to upload').setInputFiles(file.filePath);
+      const listed = await waitForFileOf(await a.token(), name, 30_000).catch(async (error: Error) => {
+        const shown = await row(page, name).textContent({ timeout: 1000 }).catch(() => 'no row');
+        throw new Error(`${error.message}; the row says "${shown}"; upload requests seen: ${proxy.uploads.length}`);
+      });
+      expect(await sha256OfUrl(listed.url)).toBe(file.sha256);
+      // The worker asked, and the file went without waiting for the browser to give up on the
+      // question (its 15 s timeout): before, the worker's start waited for it.
+      expect(proxy.uploads[0]?.sinceHeldAuthDataMs).not.toBeNull();
+      expect(proxy.uploads[0]?.sinceHeldAuthDataMs).toBeLessThan(10_000);
+      await row(page, name).getByText('Done').waitFor({ timeout: 30_000 });
+      // Once the worker's questions are answered again the row is still there, still the user's.
+      proxy.releaseWorkerAuthData();
+      await holdsFor(3000, async () => {
+        expect(await row(page, name).getByText('Done').count()).toBe(1);
+      });
+      expect(proxy.uploads.filter((u) => u.fields.originalname === name && !u.cut)).toHaveLength(1);
+    } finally {
+      await context.close();
+      await proxy.close();
+    }
+  });
+
   it('discards the queued uploads when the user signs out and says so', { timeout: 120_000 }, async () => {
     const a = await newUser('discard');
     const { context, page, proxy } = await openPhone();

@@ -8,6 +8,16 @@ export async function tokenHash(token: string): Promise<string> {
   return sha256Hex(new TextEncoder().encode(token).buffer as ArrayBuffer);
 }
 
+/** The owner key a token's uploads are filed under until the server names its user. */
+export function ownerKeyOf(hash: string): string {
+  return TOKEN_OWNER_PREFIX + hash;
+}
+
+/** `token:<sha256 of the token>`: only that token matches it (QueueAuth.alias). */
+export async function tokenKey(token: string): Promise<string> {
+  return ownerKeyOf(await tokenHash(token));
+}
+
 export interface Who {
   owner: string;
   known: boolean;
@@ -26,7 +36,7 @@ export interface Who {
  */
 async function localOwner(token: string, store: UploadStore | null, told?: string): Promise<Who> {
   const hash = await tokenHash(token);
-  const provisional = TOKEN_OWNER_PREFIX + hash;
+  const provisional = ownerKeyOf(hash);
   const cached = told ?? (await store?.getOwner(hash).catch(() => undefined));
   if (cached) return { owner: cached, known: true, provisional, askAgain: false };
   return { owner: provisional, known: false, provisional, askAgain: true };
