@@ -9,7 +9,7 @@ import { contentDisposition, isActiveType, parseRange } from './http-headers.ts'
 import { registerPreviewRoute } from './previews-route.ts';
 import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
 import { sendFile } from './send-file.ts';
-import type { FilesIpLimiter } from './ip-limiter.ts';
+import type { FilesIpLimiter, LimitDecision } from './ip-limiter.ts';
 
 // Design §8: files never change under a name, so caches may keep them for a year.
 const CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -90,8 +90,7 @@ export function answerFast(
   if (bodiless || meta.body) {
     // Gone since it was cached (or unreadable): the route asks again and answers 404 (or 503).
     if (!deps.storage.existsNow?.(meta.storageKey)) return false;
-    if (limited) setHeaders(res, limited.headers);
-    res.writeHead(status, headersOf(meta, status, range));
+    res.writeHead(status, withLimit(headersOf(meta, status, range), limited));
     if (bodiless) res.end();
     else res.end(range ? meta.body!.subarray(range.start, range.end + 1) : meta.body);
     logLine();
@@ -101,15 +100,20 @@ export function answerFast(
   // worth leaving to Fastify.
   const fd = orNull(() => deps.storage.openStoredNow?.(meta.storageKey));
   if (fd === null) return false;
-  if (limited) setHeaders(res, limited.headers);
-  res.writeHead(status, headersOf(meta, status, range));
+  res.writeHead(status, withLimit(headersOf(meta, status, range), limited));
   res.once('finish', logLine);
   sendFile(fd, res, range, meta.size);
   return true;
 }
 
-function setHeaders(res: ServerResponse, headers: Record<string, string>): void {
-  for (const name in headers) res.setHeader(name, headers[name]!);
+/**
+ * The limit's x-ratelimit-* headers go in writeHead's one object, joined with Object.assign:
+ * the same 14 headers built with object spread, or with setHeader before writeHead (whose "slow
+ * case" then passes every header through setHeader), made a third fewer 4 kB answers a second
+ * (bench/README.md).
+ */
+function withLimit(headers: Record<string, string>, limited: LimitDecision | undefined): Record<string, string> {
+  return limited ? Object.assign({}, headers, limited.headers) : headers;
 }
 
 /**

@@ -28,6 +28,18 @@ describe('FilesIpLimiter', () => {
     expect(fresh.headers['x-ratelimit-remaining']).toBe('1');
   });
 
+  it('counts by address, not by connection: one connection reused, another from the same address, another address', () => {
+    const limiter = new FilesIpLimiter('salt', 10);
+    const kept = new net.Socket();
+    const on = (socket: net.Socket) => new http.IncomingMessage(socket);
+    expect(limiter.take(on(kept), '198.51.100.7').headers['x-ratelimit-remaining']).toBe('9');
+    expect(limiter.take(on(kept), '198.51.100.7').headers['x-ratelimit-remaining']).toBe('8');
+    expect(limiter.take(on(new net.Socket()), '198.51.100.7').headers['x-ratelimit-remaining']).toBe('7');
+    // The address a request is counted under wins over what its connection was counted under.
+    expect(limiter.take(on(kept), '198.51.100.9').headers['x-ratelimit-remaining']).toBe('9');
+    expect(limiter.take(on(kept), '198.51.100.7').headers['x-ratelimit-remaining']).toBe('6');
+  });
+
   it('keeps no address, only its salted hash, and no longer than its window', () => {
     let now = 0;
     const limiter = new FilesIpLimiter('salt', 5, 60_000, () => now);
