@@ -9,7 +9,7 @@ export async function tokenHash(token: string): Promise<string> {
 }
 
 /** The owner key a token's uploads are filed under until the server names its user. */
-export function ownerKeyOf(hash: string): string {
+function ownerKeyOf(hash: string): string {
   return TOKEN_OWNER_PREFIX + hash;
 }
 
