@@ -61,17 +61,27 @@ function testKnob(name: string): number | undefined {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
+/** One line when PostgreSQL ends idle connections, not one per connection: a restart ends them all at once. */
+function connectionLostLog(log: (message: string) => void): (err: Error) => void {
+  let last = -Infinity;
+  return (err) => {
+    if (Date.now() - last < 10_000) return;
+    last = Date.now();
+    log(`PostgreSQL closed an idle connection (${err.message}); the next query opens a new one`);
+  };
+}
+
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
-  const handle = openDatabase(config.databaseUrl, overrides.db);
+  const log = (message: string) => {
+    if (config.logLevel !== 'silent') console.warn(message);
+  };
+  const handle = openDatabase(config.databaseUrl, { ...overrides.db, onConnectionLost: connectionLostLog(log) });
   try {
     await migrate(handle.db, overrides.db?.searchPath);
   } catch (err) {
     await handle.close();
     throw err;
   }
-  const log = (message: string) => {
-    if (config.logLevel !== 'silent') console.warn(message);
-  };
   const uploadChunkSize = overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE;
   const storage = overrides.storage ?? (await createStorage(config, { chunkSize: uploadChunkSize, pieceSize: overrides.s3PieceSize ?? testKnob('STASH_TEST_S3_PIECE_SIZE'), log }));
   try {

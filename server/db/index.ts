@@ -19,7 +19,17 @@ export interface OpenOptions {
   /** PostgreSQL only: run every connection inside this schema (tests get one schema each). */
   searchPath?: string;
   poolSize?: number;
+  /** PostgreSQL only: told when the server ends an idle connection (the pool drops it and opens another when needed). */
+  onConnectionLost?: (err: Error) => void;
 }
+
+/**
+ * PostgreSQL connections kept open while idle. node-postgres closes an idle one after 10 s, so
+ * on a quiet site nearly every request opened a connection again: a list took 10.6 ms instead
+ * of 4.6 ms after 11 s of quiet, on loopback with trust auth (2026-12-01, bench/README.md);
+ * across a network with TLS and password auth a new connection costs more.
+ */
+const WARM_CONNECTIONS = 2;
 
 export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
   if (url.startsWith('sqlite:')) {
@@ -39,9 +49,11 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
   // carry it in memory.
   const pool = async () => {
     const { default: pg } = await import('pg');
-    return new pg.Pool({
+    const max = options.poolSize ?? 10;
+    const pool = new pg.Pool({
       connectionString: url,
-      max: options.poolSize ?? 10,
+      max,
+      min: Math.min(WARM_CONNECTIONS, max),
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
       // node-postgres returns int8 as a string; our int8 columns hold seconds and byte counts,
       // which fit in a double exactly (design §9: times are JSON numbers on both databases).
@@ -50,6 +62,12 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
           oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format ?? 'text'),
       },
     });
+    // PostgreSQL ending an idle connection (a restart, a failover, pg_terminate_backend,
+    // idle_session_timeout, a dropped network) is emitted on the pool, and an 'error' nobody
+    // listens to ends the process: every upload and request it was serving with it. The pool has
+    // already let that connection go; the next query opens a new one.
+    pool.on('error', (err) => options.onConnectionLost?.(err));
+    return pool;
   };
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };

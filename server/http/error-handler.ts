@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/unavailable.ts';
 import { HttpError } from './errors.ts';
 
 interface ValidationIssue {
@@ -44,6 +45,8 @@ function aOrAn(type: string): string {
   const words: Record<string, string> = { object: 'an object', integer: 'a whole number', number: 'a number', string: 'a string', boolean: 'true or false', array: 'a list' };
   return words[type] ?? type;
 }
+
+const DATABASE_UNAVAILABLE = 'The database is unavailable right now. Please try again in a moment.';
 
 /** Fastify could not read the body at all: malformed or empty JSON, too large, `__proto__`. */
 function isBodyError(err: FastifyError | HttpError): boolean {
@@ -92,6 +95,11 @@ export function registerErrorHandler(
                 ? 'The request body is not valid JSON.'
                 : err.message;
       return reply.status(status).send({ success: false, error: message });
+    }
+    if (isDatabaseUnavailable(err)) {
+      // The database restarting, failing over or gone: not the client's doing, and worth asking again.
+      request.log.error({ err, url: request.url }, 'database unavailable');
+      return reply.status(503).header('retry-after', '5').type('application/json; charset=utf-8').send({ success: false, error: DATABASE_UNAVAILABLE });
     }
     request.log.error({ err, url: request.url }, 'request failed');
     return reply.status(500).type('application/json; charset=utf-8').send({ success: false, error: 'An internal error occurred.' });
