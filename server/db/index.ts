@@ -19,6 +19,8 @@ export interface OpenOptions {
   /** PostgreSQL only: run every connection inside this schema (tests get one schema each). */
   searchPath?: string;
   poolSize?: number;
+  /** PostgreSQL only: how long a query waits for a connection before it fails (503), 10 s unless set. */
+  connectTimeoutMs?: number;
   /** PostgreSQL only: told when the server ends an idle connection (the pool drops it and opens another when needed). */
   onConnectionLost?: (err: Error) => void;
 }
@@ -54,6 +56,10 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
       connectionString: url,
       max,
       min: Math.min(WARM_CONNECTIONS, max),
+      // Without it a query waits as long as the kernel keeps trying to connect (minutes for a
+      // database host that stopped answering), and every request behind it with it; this way
+      // they are answered 503 and the load balancer's health check sees it (README "Deployment").
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
       // node-postgres returns int8 as a string; our int8 columns hold seconds and byte counts,
       // which fit in a double exactly (design §9: times are JSON numbers on both databases).

@@ -1,9 +1,12 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../server/db/index.ts';
 import { isDatabaseUnavailable } from '../../../server/db/unavailable.ts';
 import { freePort } from '../../helpers/free-port.ts';
 
@@ -38,6 +41,23 @@ describe('isDatabaseUnavailable (server/db/unavailable.ts): 503 for the database
   it('PostgreSQL that refuses the connection is unavailable', async () => {
     const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${await freePort()}/none` });
     expect(isDatabaseUnavailable(await thrown(() => client.connect()))).toBe(true);
+  });
+
+  it('a database host that takes the connection and never answers fails the query (unavailable) instead of holding it forever', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as net.AddressInfo;
+    const handle = openDatabase(`postgres://postgres@127.0.0.1:${port}/stash`, { connectTimeoutMs: 300 });
+    try {
+      const err = await thrown(() => sql`select 1`.execute(handle.db));
+      expect(isDatabaseUnavailable(err)).toBe(true);
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      await handle.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it.skipIf(!process.env.TEST_DATABASE_URL)('PostgreSQL answering a wrong statement is not unavailable; a database that does not exist is', async () => {
