@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../helpers/pg-database.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
-import { postJson } from '../../helpers/upload.ts';
+import { postJson, sendMultipart, sha256 } from '../../helpers/upload.ts';
 
 /**
  * PostgreSQL restarting, failing over or ending connections (pg_terminate_backend,
@@ -22,19 +23,25 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => {});
 });
 
-async function startOn(databaseUrl: string): Promise<{ server: ServerProcess; api: string; token: string }> {
+/** Chunks of 64 KiB (NODE_ENV=test only), so a 3-chunk upload is a few hundred kilobytes. */
+const CHUNK = 64 * 1024;
+
+async function startOn(databaseUrl: string): Promise<{ server: ServerProcess; api: string; files: string; token: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-pg-outage-'));
   const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
-  const server = spawnServer(serverEnv(dataDir, ports, { DATABASE_URL: databaseUrl, STASH_ROLES: 'api' }));
+  const server = spawnServer(
+    serverEnv(dataDir, ports, { DATABASE_URL: databaseUrl, STASH_ROLES: 'api,files', NODE_ENV: 'test', STASH_TEST_CHUNK_SIZE: String(CHUNK), FILES_URL: `http://127.0.0.1:${ports.files}` }),
+  );
   cleanups.push(async () => {
     await server.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   const api = `http://127.0.0.1:${ports.api}`;
-  await waitForHealth(server, [api]);
+  const files = `http://127.0.0.1:${ports.files}`;
+  await waitForHealth(server, [api, files]);
   const login = await postJson(`${api}/api/v1/auth/login`, { username: 'boss', password: 'boss-password' });
   expect(login.status, JSON.stringify(login.body)).toBe(200);
-  return { server, api, token: String(login.body.token) };
+  return { server, api, files, token: String(login.body.token) };
 }
 
 /** Ends every connection to `database` but the asker's; how many it ended. */
@@ -78,6 +85,33 @@ describe.skipIf(!RUN)('PostgreSQL outage', () => {
     expect(after.body).toEqual(before[0]!.body);
     expect(server.child.exitCode).toBeNull();
     expect(server.output().split(LOST_LINE).length - 1).toBe(1);
+  });
+
+  it('an upload whose database restarts between its chunks completes and downloads byte-identical', async () => {
+    const db = await createTestDatabase('stash_outage');
+    cleanups.push(db.drop);
+    const { server, api, files, token } = await startOn(db.url);
+    const data = crypto.randomBytes(2 * CHUNK + 12_345);
+    const uploadId = crypto.randomUUID();
+    const chunkOf = (i: number) => data.subarray(i * CHUNK, (i + 1) * CHUNK);
+    const send = (i: number) =>
+      sendMultipart(`${api}/api/v1/files/upload`, {
+        fields: { token, uploadId, originalname: 'outage.bin', totalChunks: 3, chunkIndex: i, fileSize: data.length, chunkHash: sha256(chunkOf(i)) },
+        file: { data: chunkOf(i) },
+      });
+
+    expect((await send(0)).status).toBe(200);
+    expect(await endConnections(new URL(db.url).pathname.slice(1))).toBeGreaterThanOrEqual(1);
+    await waitForOutput(server, LOST_LINE);
+    const second = await send(1);
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect(second.body.received).toEqual([0, 1]);
+    const last = await send(2);
+    expect(last.status, JSON.stringify(last.body)).toBe(200);
+
+    const res = await fetch(`${files}/${(last.body.file as { actual_name: string }).actual_name}`);
+    expect(res.status).toBe(200);
+    expect(sha256(Buffer.from(await res.arrayBuffer()))).toBe(sha256(data));
   });
 
   it('answers 503 with a message a person can act on while its database is gone, and stays up', async () => {
