@@ -61,13 +61,13 @@ function testKnob(name: string): number | undefined {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined;
 }
 
-/** One line when PostgreSQL ends idle connections, not one per connection: a restart ends them all at once. */
+/** One line when PostgreSQL ends connections, not one per connection: a restart ends them all at once. */
 function connectionLostLog(log: (message: string) => void): (err: Error) => void {
   let last = -Infinity;
   return (err) => {
     if (Date.now() - last < 10_000) return;
     last = Date.now();
-    log(`PostgreSQL closed an idle connection (${err.message}); the next query opens a new one`);
+    log(`PostgreSQL closed a connection (${err.message}); the next query opens a new one`);
   };
 }
 

@@ -21,7 +21,7 @@ export interface OpenOptions {
   poolSize?: number;
   /** PostgreSQL only: how long a query waits for a connection before it fails (503), 10 s unless set. */
   connectTimeoutMs?: number;
-  /** PostgreSQL only: told when the server ends an idle connection (the pool drops it and opens another when needed). */
+  /** PostgreSQL only: told when the server ends a connection (the pool drops it and opens another when needed). */
   onConnectionLost?: (err: Error) => void;
 }
 
@@ -68,10 +68,10 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
           oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format ?? 'text'),
       },
     });
-    // PostgreSQL ending an idle connection (a restart, a failover, pg_terminate_backend,
-    // idle_session_timeout, a dropped network) is emitted on the pool, and an 'error' nobody
-    // listens to ends the process: every upload and request it was serving with it. The pool has
-    // already let that connection go; the next query opens a new one.
+    // PostgreSQL ending a connection (a restart, a failover, pg_terminate_backend,
+    // idle_session_timeout, a dropped network) is emitted on the pool — for an idle one always —
+    // and an 'error' nobody listens to ends the process, with every upload and request it was
+    // serving. The pool has already let that connection go; the next query opens a new one.
     pool.on('error', (err) => options.onConnectionLost?.(err));
     return pool;
   };

@@ -17,7 +17,7 @@ import { postJson, sendMultipart, sha256 } from '../../helpers/upload.ts';
 const RUN = Boolean(process.env.TEST_DATABASE_URL);
 if (!RUN) console.warn('\n!!! postgres-outage tests SKIPPED: they need TEST_DATABASE_URL (.ci/run sets it).\n');
 
-const LOST_LINE = 'PostgreSQL closed an idle connection';
+const LOST_LINE = 'PostgreSQL closed a connection';
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c().catch(() => {});
