@@ -1,6 +1,7 @@
 // The failure side of lib/api-client.ts, apart from axios so a public page can tell failures
 // apart without downloading the HTTP client (issue 9: < 60 KiB of JavaScript for `/`).
 import type { AxiosError } from 'axios';
+import { parseRetryAfter } from '../upload/queue/classify.ts';
 
 /** What axios.isAxiosError checks, without importing axios. */
 function isAxiosError(err: unknown): err is AxiosError {
@@ -19,14 +20,17 @@ export class ApiError extends Error {
   readonly fromServer: boolean;
   /** The body's `success` field when the server answered with one (spec §4 acts on `false`). */
   readonly success?: boolean;
+  /** The answer's Retry-After, when it sent one (a 503 while its database or store is down). */
+  readonly retryAfterMs?: number;
 
-  constructor(message: string, opts: { status: number; code?: string; fromServer: boolean; success?: boolean }) {
+  constructor(message: string, opts: { status: number; code?: string; fromServer: boolean; success?: boolean; retryAfterMs?: number }) {
     super(message);
     this.name = 'ApiError';
     this.status = opts.status;
     this.code = opts.code;
     this.fromServer = opts.fromServer;
     this.success = opts.success;
+    this.retryAfterMs = opts.retryAfterMs;
   }
 }
 
@@ -44,6 +48,14 @@ export function serverText(data: unknown): string | undefined {
   return undefined;
 }
 
+/** A response header by name, whatever its case: AxiosHeaders answers get(), a plain object by key. */
+function headerOf(headers: unknown, name: string): unknown {
+  if (!headers || typeof headers !== 'object') return undefined;
+  const get = (headers as { get?: unknown }).get;
+  if (typeof get === 'function') return (get as (n: string) => unknown).call(headers, name);
+  return (headers as Record<string, unknown>)[name];
+}
+
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (isAxiosError(err)) {
@@ -51,7 +63,9 @@ export function toApiError(err: unknown): ApiError {
     const data = e.response?.data;
     const text = serverText(data);
     const success = data && typeof data === 'object' && 'success' in data ? Boolean((data as { success: unknown }).success) : undefined;
-    return new ApiError(text ?? e.message, { status: e.response?.status ?? 0, code: e.code, fromServer: text !== undefined, success });
+    const retryAfter = headerOf(e.response?.headers, 'retry-after');
+    const retryAfterMs = typeof retryAfter === 'string' ? parseRetryAfter(retryAfter) : undefined;
+    return new ApiError(text ?? e.message, { status: e.response?.status ?? 0, code: e.code, fromServer: text !== undefined, success, retryAfterMs });
   }
   return new ApiError(err instanceof Error ? err.message : String(err), { status: 0, fromServer: false });
 }
@@ -59,6 +73,15 @@ export function toApiError(err: unknown): ApiError {
 /** A call that got no answer at all (offline, refused, dropped): worth trying again by itself. */
 export function isNoAnswer(err: unknown): boolean {
   return err instanceof ApiError && err.status === 0 && !err.fromServer;
+}
+
+/**
+ * An answer that says "not now" rather than "no": the server's database or store is down (503,
+ * with Retry-After), or a proxy in front found no server to ask (502, 504, as while it restarts).
+ * The same request works once it is back, so a screen tries it again by itself.
+ */
+export function isTemporary(err: unknown): err is ApiError {
+  return err instanceof ApiError && (err.status === 502 || err.status === 503 || err.status === 504);
 }
 
 /** The text to show for a failure: the server's own words when it gave some, else the spec's fallback. */

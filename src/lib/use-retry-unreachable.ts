@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { backoffDelay, type BackoffOptions } from '../upload/queue/backoff.ts';
-import { errorMessage, isNoAnswer } from './api-errors.ts';
+import { errorMessage, isNoAnswer, isTemporary } from './api-errors.ts';
 
 const PAUSES: BackoffOptions = { baseMs: 1_000, maxMs: 30_000 };
 /** No jitter: one screen asking again, not a fleet of uploaders coming back at once. */
@@ -18,20 +18,29 @@ export function noAnswerText(what: string, online = navigator.onLine): string {
     : `You are offline and ${what} has not been saved on this device yet. It will load by itself when you are back online.`;
 }
 
-/** The banner for a failed read: no answer (see noAnswerText), or spec §8's 'Error: ...'. */
+/**
+ * The banner for a failed read: no answer (see noAnswerText); a server that says "not now" (its
+ * words, then that the screen comes by itself); or spec §8's 'Error: ...'.
+ */
 export function loadFailureText(err: unknown, what: string, fallback = 'An internal error occurred.'): string {
-  return isNoAnswer(err) ? noAnswerText(what) : `Error: ${errorMessage(err, fallback)}`;
+  if (isNoAnswer(err)) return noAnswerText(what);
+  if (isTemporary(err)) {
+    const What = what.charAt(0).toUpperCase() + what.slice(1);
+    return `${errorMessage(err, 'The server cannot answer right now.')} ${What} will load by itself as soon as the server can answer.`;
+  }
+  return `Error: ${errorMessage(err, fallback)}`;
 }
 
 /**
- * Tries a read again after it failed without reaching the server: at once on the `online`
- * event, and after growing pauses (1 s, 2 s … 30 s) while the browser says it is online.
+ * Tries a read again after it failed without reaching the server, or with an answer that says
+ * "not now" (isTemporary): at once on the `online` event, and after growing pauses (1 s, 2 s …
+ * 30 s, not sooner than the answer's Retry-After up to 30 s) while the browser says it is online.
  * The `online` event alone is not enough: the first request after it can still fail while the
  * network comes up, or while the service worker still sees it down, and a page that waited
  * for that one request would say "offline" or show an error until reloaded.
  *
- * `after(err)` when a read failed (it schedules only when no answer came), `settled()` after an
- * answer; leaving the page stops it.
+ * `after(err)` when a read failed (it schedules when no answer came or the answer said "not now"),
+ * `settled()` after an answer; leaving the page stops it.
  */
 export function useRetryUnreachable(retry: () => void): { after: (err: unknown) => void; settled: () => void } {
   const latest = useRef(retry);
@@ -46,7 +55,7 @@ export function useRetryUnreachable(retry: () => void): { after: (err: unknown) 
     p.onOnline = undefined;
   }, []);
 
-  const schedule = useCallback(() => {
+  const schedule = useCallback((notBeforeMs = 0) => {
     cancel();
     const p = pending.current;
     const fire = () => {
@@ -57,7 +66,7 @@ export function useRetryUnreachable(retry: () => void): { after: (err: unknown) 
     window.addEventListener('online', fire);
     // Offline, only the `online` event can help; timers would spin for nothing.
     if (navigator.onLine) {
-      p.timer = window.setTimeout(fire, backoffDelay(p.attempt, PAUSES, NO_JITTER));
+      p.timer = window.setTimeout(fire, Math.max(Math.min(notBeforeMs, PAUSES.maxMs), backoffDelay(p.attempt, PAUSES, NO_JITTER)));
       p.attempt += 1;
     }
   }, [cancel]);
@@ -67,7 +76,14 @@ export function useRetryUnreachable(retry: () => void): { after: (err: unknown) 
     pending.current.attempt = 0;
   }, [cancel]);
 
-  const after = useCallback((err: unknown) => (isNoAnswer(err) ? schedule() : settled()), [schedule, settled]);
+  const after = useCallback(
+    (err: unknown) => {
+      if (isNoAnswer(err)) schedule();
+      else if (isTemporary(err)) schedule(err.retryAfterMs);
+      else settled();
+    },
+    [schedule, settled],
+  );
 
   useEffect(() => cancel, [cancel]);
   return useMemo(() => ({ after, settled }), [after, settled]);

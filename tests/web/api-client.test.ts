@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { AxiosError, AxiosHeaders } from 'axios';
 import { errorMessage, serverText, toApiError } from '../../src/lib/api-client.ts';
 
-function axiosFailure(status: number, data: unknown, code = 'ERR_BAD_REQUEST') {
+function axiosFailure(status: number, data: unknown, code = 'ERR_BAD_REQUEST', headers: Record<string, string> = {}) {
   const config = { headers: new AxiosHeaders() };
-  return new AxiosError('Request failed', code, config, null, { status, statusText: '', headers: {}, config, data });
+  return new AxiosError('Request failed', code, config, null, { status, statusText: '', headers: AxiosHeaders.from(headers), config, data });
 }
 
 describe('server error text (spec §8: error as text, or an object with error or message, or message)', () => {
@@ -30,5 +30,11 @@ describe('server error text (spec §8: error as text, or an object with error or
     expect(e).toMatchObject({ status: 401, success: false, fromServer: true, message: 'Invalid session' });
     const timeout = toApiError(new AxiosError('timeout of 1ms exceeded', 'ECONNABORTED'));
     expect(timeout).toMatchObject({ status: 0, code: 'ECONNABORTED', fromServer: false });
+  });
+
+  it("keeps a 503's Retry-After, so a screen asks again no sooner than the server said", () => {
+    const body = { success: false, error: 'The database is unavailable right now. Please try again in a moment.' };
+    expect(toApiError(axiosFailure(503, body, 'ERR_BAD_RESPONSE', { 'Retry-After': '5' }))).toMatchObject({ status: 503, retryAfterMs: 5_000, fromServer: true });
+    expect(toApiError(axiosFailure(503, body, 'ERR_BAD_RESPONSE')).retryAfterMs).toBeUndefined();
   });
 });

@@ -39,4 +39,30 @@ describe('a read with no answer is tried again after 1 s, then 2 s more', () => 
     vi.advanceTimersByTime(120_000);
     expect(retry).not.toHaveBeenCalled();
   });
+
+  it('asks again after an answer that says "not now" (503, or a proxy\'s 502/504), not sooner than its Retry-After', () => {
+    const retry = vi.fn();
+    const { result } = renderHook(() => useRetryUnreachable(retry));
+    result.current.after(new ApiError('The database is unavailable right now. Please try again in a moment.', { status: 503, fromServer: true, retryAfterMs: 5_000 }));
+    vi.advanceTimersByTime(4_999);
+    expect(retry).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(retry).toHaveBeenCalledTimes(1);
+
+    // A proxy's page in front of a restarting server: no words of ours, no Retry-After.
+    result.current.after(new ApiError('Request failed with status code 502', { status: 502, fromServer: false }));
+    vi.advanceTimersByTime(2_000);
+    expect(retry).toHaveBeenCalledTimes(2);
+  });
+
+  it('waits at most 30 s whatever Retry-After says', () => {
+    const retry = vi.fn();
+    const { result } = renderHook(() => useRetryUnreachable(retry));
+    result.current.after(new ApiError('Not now.', { status: 503, fromServer: true, retryAfterMs: 10 ** 12 }));
+    vi.advanceTimersByTime(29_999);
+    expect(retry).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(retry).toHaveBeenCalledTimes(1);
+  });
 });
+

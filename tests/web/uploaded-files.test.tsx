@@ -157,6 +157,26 @@ describe('/uploaded when no answer comes', () => {
     expect(listCalls()).toBe(3);
   });
 
+  it('says what the server said when it answers "not now" (503), and loads the list by itself once it can', async () => {
+    let failures = 1;
+    routeCalls(
+      apiCall,
+      handlers({
+        '/api/v1/files/uploaded': () => {
+          if (failures-- > 0) throw new ApiError('The database is unavailable right now. Please try again in a moment.', { status: 503, fromServer: true, retryAfterMs: 1_000 });
+          return { success: true, files: FILES, totalImages: 40 };
+        },
+      }),
+    );
+    renderApp('/uploaded');
+    expect(
+      await screen.findByText('The database is unavailable right now. Please try again in a moment. This list will load by itself as soon as the server can answer.'),
+    ).toBeInTheDocument();
+    expect(screen.queryByText(/^Error:/)).not.toBeInTheDocument();
+    expect(await screen.findByText('orig-a.png')).toBeInTheDocument();
+    expect(listCalls()).toBe(2);
+  });
+
   it('shows an answer that refuses as an error and does not ask again by itself', async () => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
     routeCalls(apiCall, handlers({ '/api/v1/files/uploaded': () => { throw serverError(500, 'The database is not answering'); } }));
