@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../helpers/test-app.ts';
 import { createSession } from '../../server/modules/auth/caller.repository.ts';
-import { Identity, type Who } from '../../src/upload/queue/account.ts';
+import { Identity, tokenKey, type Who } from '../../src/upload/queue/account.ts';
 import { fetchTransport, type Transport } from '../../src/upload/queue/transport.ts';
 import type { QueueAuth } from '../../src/upload/queue/owner.ts';
 import { CHUNK, createHarness, textFile, waitForState, waitUntil, type Harness } from './helpers/queue-harness.ts';
@@ -138,6 +138,29 @@ describe.each(DIALECTS)('who the token belongs to, on %s', (dialect) => {
     h.signedIn = { token: await createSession(h.t.deps.db, user.owner), owner: user.owner };
     const { queue: again } = await h.openTab();
     const done = await waitForState(again, kept!.id, ['done', 'failed']);
+    expect(done.state).toBe('done');
+  });
+
+  it("gives the user, at sign-out, a file written under the token's key after the server had named them, so it is theirs at their next sign-in", async () => {
+    h = await createHarness(dialect);
+    const user = h.signedIn!;
+    h.network.set(false);
+    const key = await tokenKey(user.token);
+    const auth: QueueAuth = { apiUrl: h.apiUrl, token: user.token, owner: key, alias: key };
+    const { queue } = await h.openTab({ auth: async () => ({ ...auth }) });
+    const [kept] = await queue.enqueue([textFile(CHUNK + 10, 'picked-while-naming.txt')]);
+    // The server named the user, and the hand-over looked before this record was written (enqueue
+    // reads the owner first): the record is still under the key, shown through the alias.
+    auth.owner = user.owner;
+    expect((await queue.list()).map((i) => i.id)).toEqual([kept!.id]);
+
+    await queue.signOut(true);
+    auth.token = null;
+    await queue.close();
+    h.network.set(true);
+    h.signedIn = { token: await createSession(h.t.deps.db, user.owner), owner: user.owner };
+    const { queue: again } = await h.openTab();
+    const done = await waitForState(again, kept!.id, ['done', 'failed'], 10_000);
     expect(done.state).toBe('done');
   });
 

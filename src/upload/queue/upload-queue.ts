@@ -224,6 +224,11 @@ export class UploadQueue {
    */
   async signOut(keep: boolean): Promise<void> {
     const auth = await this.deps.auth();
+    // What this token filed under its own key is its user's. enqueue reads the owner before it
+    // writes the record, so a file picked while the server was naming the user can be written
+    // under the key after the hand-over (adoptOwner) looked; the alias shows it while the token
+    // lasts, and once the token is gone nobody could claim it again.
+    if (auth.alias && auth.owner && auth.alias !== auth.owner) await this.adoptOwner(auth.alias, auth.owner);
     if (!keep) for (const item of await this.list()) await this.dropNow(item.id, auth);
     for (const controller of this.active.values()) controller.abort();
     this.changed(true);
