@@ -1,7 +1,6 @@
 // The failure side of lib/api-client.ts, apart from axios so a public page can tell failures
 // apart without downloading the HTTP client (issue 9: < 60 KiB of JavaScript for `/`).
 import type { AxiosError } from 'axios';
-import { parseRetryAfter } from '../upload/queue/classify.ts';
 
 /** What axios.isAxiosError checks, without importing axios. */
 function isAxiosError(err: unknown): err is AxiosError {
@@ -20,17 +19,21 @@ export class ApiError extends Error {
   readonly fromServer: boolean;
   /** The body's `success` field when the server answered with one (spec §4 acts on `false`). */
   readonly success?: boolean;
-  /** The answer's Retry-After, when it sent one (a 503 while its database or store is down). */
-  readonly retryAfterMs?: number;
+  /**
+   * The answer's Retry-After as sent (a 503 while its database or store is down), read where it
+   * is acted on (use-retry-unreachable.ts): parsing it here would put the queue's parser in the
+   * first load of every public page.
+   */
+  readonly retryAfter?: string;
 
-  constructor(message: string, opts: { status: number; code?: string; fromServer: boolean; success?: boolean; retryAfterMs?: number }) {
+  constructor(message: string, opts: { status: number; code?: string; fromServer: boolean; success?: boolean; retryAfter?: string }) {
     super(message);
     this.name = 'ApiError';
     this.status = opts.status;
     this.code = opts.code;
     this.fromServer = opts.fromServer;
     this.success = opts.success;
-    this.retryAfterMs = opts.retryAfterMs;
+    this.retryAfter = opts.retryAfter;
   }
 }
 
@@ -63,9 +66,9 @@ export function toApiError(err: unknown): ApiError {
     const data = e.response?.data;
     const text = serverText(data);
     const success = data && typeof data === 'object' && 'success' in data ? Boolean((data as { success: unknown }).success) : undefined;
-    const retryAfter = headerOf(e.response?.headers, 'retry-after');
-    const retryAfterMs = typeof retryAfter === 'string' ? parseRetryAfter(retryAfter) : undefined;
-    return new ApiError(text ?? e.message, { status: e.response?.status ?? 0, code: e.code, fromServer: text !== undefined, success, retryAfterMs });
+    const header = headerOf(e.response?.headers, 'retry-after');
+    const retryAfter = typeof header === 'string' ? header : undefined;
+    return new ApiError(text ?? e.message, { status: e.response?.status ?? 0, code: e.code, fromServer: text !== undefined, success, retryAfter });
   }
   return new ApiError(err instanceof Error ? err.message : String(err), { status: 0, fromServer: false });
 }

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef } from 'react';
 import { backoffDelay, type BackoffOptions } from '../upload/queue/backoff.ts';
+import { parseRetryAfter } from '../upload/queue/classify.ts';
 import { errorMessage, isNoAnswer, isTemporary } from './api-errors.ts';
 
 const PAUSES: BackoffOptions = { baseMs: 1_000, maxMs: 30_000 };
@@ -79,7 +80,7 @@ export function useRetryUnreachable(retry: () => void): { after: (err: unknown) 
   const after = useCallback(
     (err: unknown) => {
       if (isNoAnswer(err)) schedule();
-      else if (isTemporary(err)) schedule(err.retryAfterMs);
+      else if (isTemporary(err)) schedule(parseRetryAfter(err.retryAfter ?? null));
       else settled();
     },
     [schedule, settled],

@@ -43,7 +43,7 @@ describe('a read with no answer is tried again after 1 s, then 2 s more', () => 
   it('asks again after an answer that says "not now" (503, or a proxy\'s 502/504), not sooner than its Retry-After', () => {
     const retry = vi.fn();
     const { result } = renderHook(() => useRetryUnreachable(retry));
-    result.current.after(new ApiError('The database is unavailable right now. Please try again in a moment.', { status: 503, fromServer: true, retryAfterMs: 5_000 }));
+    result.current.after(new ApiError('The database is unavailable right now. Please try again in a moment.', { status: 503, fromServer: true, retryAfter: '5' }));
     vi.advanceTimersByTime(4_999);
     expect(retry).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1);
@@ -58,7 +58,7 @@ describe('a read with no answer is tried again after 1 s, then 2 s more', () => 
   it('waits at most 30 s whatever Retry-After says', () => {
     const retry = vi.fn();
     const { result } = renderHook(() => useRetryUnreachable(retry));
-    result.current.after(new ApiError('Not now.', { status: 503, fromServer: true, retryAfterMs: 10 ** 12 }));
+    result.current.after(new ApiError('Not now.', { status: 503, fromServer: true, retryAfter: String(10 ** 9) }));
     vi.advanceTimersByTime(29_999);
     expect(retry).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1);

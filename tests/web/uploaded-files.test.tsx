@@ -163,7 +163,7 @@ describe('/uploaded when no answer comes', () => {
       apiCall,
       handlers({
         '/api/v1/files/uploaded': () => {
-          if (failures-- > 0) throw new ApiError('The database is unavailable right now. Please try again in a moment.', { status: 503, fromServer: true, retryAfterMs: 1_000 });
+          if (failures-- > 0) throw new ApiError('The database is unavailable right now. Please try again in a moment.', { status: 503, fromServer: true, retryAfter: '1' });
           return { success: true, files: FILES, totalImages: 40 };
         },
       }),
