@@ -7,15 +7,16 @@ const PAUSES: BackoffOptions = { baseMs: 1_000, maxMs: 30_000 };
 /** No jitter: one screen asking again, not a fleet of uploaders coming back at once. */
 const NO_JITTER = () => 1;
 
+const capitalized = (what: string) => what.charAt(0).toUpperCase() + what.slice(1);
+
 /**
  * What a screen says while its data has no answer and is being tried again (`what`: "this list",
  * "this page"): offline, or online with the server not answering. Never "an error occurred":
  * nothing failed that the user could act on, and it comes by itself.
  */
 export function noAnswerText(what: string, online = navigator.onLine): string {
-  const What = what.charAt(0).toUpperCase() + what.slice(1);
   return online
-    ? `The server cannot be reached right now. ${What} will load by itself as soon as it answers.`
+    ? `The server cannot be reached right now. ${capitalized(what)} will load by itself as soon as it answers.`
     : `You are offline and ${what} has not been saved on this device yet. It will load by itself when you are back online.`;
 }
 
@@ -25,10 +26,7 @@ export function noAnswerText(what: string, online = navigator.onLine): string {
  */
 export function loadFailureText(err: unknown, what: string, fallback = 'An internal error occurred.'): string {
   if (isNoAnswer(err)) return noAnswerText(what);
-  if (isTemporary(err)) {
-    const What = what.charAt(0).toUpperCase() + what.slice(1);
-    return `${errorMessage(err, 'The server cannot answer right now.')} ${What} will load by itself as soon as the server can answer.`;
-  }
+  if (isTemporary(err)) return `${errorMessage(err, 'The server cannot answer right now.')} ${capitalized(what)} will load by itself as soon as the server can answer.`;
   return `Error: ${errorMessage(err, fallback)}`;
 }
 

@@ -120,11 +120,16 @@ export function filesProcessPids(server: ServerProcess): number[] {
  * not all of them — and returns their pids; fails early, with the output, if the server exits.
  */
 export async function waitForFilesProcesses(server: ServerProcess, count: number, timeoutMs = 60_000): Promise<number[]> {
-  const deadline = Date.now() + timeoutMs;
-  while (!server.output().includes(`, ${count} processes`)) {
-    if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
-    if (Date.now() > deadline) throw new Error(`the ${count} files processes never all listened:\n${server.output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitForOutput(server, `, ${count} processes`, timeoutMs);
   return filesProcessPids(server);
+}
+
+/** Polls until the server has printed `text`; fails early, with the output, if the server exits. */
+export async function waitForOutput(server: ServerProcess, text: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!server.output().includes(text)) {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server exited (${server.child.exitCode ?? server.child.signalCode}):\n${server.output()}`);
+    if (Date.now() > deadline) throw new Error(`the server never said "${text}":\n${server.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

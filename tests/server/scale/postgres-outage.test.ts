@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../helpers/pg-database.ts';
 import { freePort } from '../../helpers/free-port.ts';
-import { serverEnv, spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
+import { serverEnv, spawnServer, waitForHealth, waitForOutput, type ServerProcess } from '../../helpers/server-process.ts';
 import { postJson, sendMultipart, sha256 } from '../../helpers/upload.ts';
 
 /**
@@ -53,16 +53,6 @@ async function endConnections(database: string): Promise<number> {
     return res.rows[0]!.n;
   } finally {
     await admin.end();
-  }
-}
-
-/** Polls until the server has printed `text` (the pool's error comes when the socket closes), failing fast if it exits. */
-async function waitForOutput(server: ServerProcess, text: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!server.output().includes(text)) {
-    if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server exited (${server.child.exitCode ?? server.child.signalCode}):\n${server.output()}`);
-    if (Date.now() > deadline) throw new Error(`the server never said "${text}":\n${server.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
