@@ -33,6 +33,17 @@ export interface OpenOptions {
  */
 const WARM_CONNECTIONS = 2;
 
+/**
+ * Quiet time after which a PostgreSQL connection sends a TCP keepalive. The warm connections
+ * above sit idle for as long as the site is quiet, and a NAT, firewall or cloud load balancer
+ * between the server and its database forgets an idle flow (AWS's after 350 s, Azure's after
+ * 4 min) without telling either end: the next query on it would then be retransmitted for
+ * ~15 minutes (tcp_retries2) before failing, holding its request. A probe every 30 s of quiet
+ * keeps the flow known, and a database host that went away is found while the connection is
+ * idle (after the kernel's unanswered probes) rather than by a request.
+ */
+const KEEPALIVE_AFTER_MS = 30_000;
+
 export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
   if (url.startsWith('sqlite:')) {
     const file = url.replace(/^sqlite:(\/\/)?/, '');
@@ -60,6 +71,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
       // database host that stopped answering), and every request behind it with it; this way
       // they are answered 503 and the load balancer's health check sees it (README "Deployment").
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_AFTER_MS,
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
       // node-postgres returns int8 as a string; our int8 columns hold seconds and byte counts,
       // which fit in a double exactly (design §9: times are JSON numbers on both databases).
