@@ -42,6 +42,8 @@ export interface DepsOverrides {
   uploadChunkSize?: number;
   /** Tests only: smaller S3 pieces (checkpoints), so a kilobyte-sized test cuts a chunk between pieces. */
   s3PieceSize?: number;
+  /** Tests only: how long the S3 store may stay silent on a request (STORE_SILENCE_MS). */
+  s3SilenceMs?: number;
   /** Tests only: a shorter chunk lease, so a resume after a simulated crash need not wait 15 s. */
   uploadLeaseMs?: number;
   /** Tests only: a fresh key prefix, so runs sharing one Redis don't count each other's requests. */
@@ -83,7 +85,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     throw err;
   }
   const uploadChunkSize = overrides.uploadChunkSize ?? testKnob('STASH_TEST_CHUNK_SIZE') ?? CHUNK_SIZE;
-  const storage = overrides.storage ?? (await createStorage(config, { chunkSize: uploadChunkSize, pieceSize: overrides.s3PieceSize ?? testKnob('STASH_TEST_S3_PIECE_SIZE'), log }));
+  const storage = overrides.storage ?? (await createStorage(config, { chunkSize: uploadChunkSize, pieceSize: overrides.s3PieceSize ?? testKnob('STASH_TEST_S3_PIECE_SIZE'), s3SilenceMs: overrides.s3SilenceMs, log }));
   try {
     await assertStorageReady(storage);
   } catch (err) {

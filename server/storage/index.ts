@@ -8,6 +8,8 @@ export interface StorageOptions {
   chunkSize: number;
   /** Tests only: the S3 driver's piece size (see S3StorageOptions). */
   pieceSize?: number;
+  /** Tests only: the S3 driver's STORE_SILENCE_MS. */
+  s3SilenceMs?: number;
   log?: (message: string) => void;
 }
 
@@ -22,7 +24,7 @@ export async function createStorage(config: Config, options: StorageOptions): Pr
     // config.ts refuses STORAGE_DRIVER=s3 without these; the fallbacks only satisfy the types.
     return new S3Storage(
       { ...s3, bucket: s3.bucket ?? '', accessKeyId: s3.accessKeyId ?? '', secretAccessKey: s3.secretAccessKey ?? '' },
-      { chunkSize: options.chunkSize, pieceSize: options.pieceSize, log: options.log },
+      { chunkSize: options.chunkSize, pieceSize: options.pieceSize, silenceMs: options.s3SilenceMs, log: options.log },
     );
   }
   return new LocalStorage(path.join(config.dataDir, 'storage'));

@@ -27,6 +27,17 @@ export const MIN_PART_BYTES = 5 * 1024 * 1024;
 /** Checkpoint granularity: at most this much of a chunk is lost when a process dies (issue 10). */
 export const DEFAULT_PIECE_BYTES = 8 * 1024 * 1024;
 const MAX_PARTS = 10_000;
+/**
+ * How long the store may leave a request without a byte before it counts as unavailable: the
+ * request then fails as any store failure does (503 with `retry`, and the client resumes). The
+ * SDK waits for ever by default, so a store that went silent (a hung server, a partition, a NAT
+ * that forgot the flow) held every upload, status call and download that touched it, for good.
+ * It is silence, not total time: an 8 MiB piece on a slow link keeps its request alive. The
+ * SDK tries a request three times, so a silent store is answered within about a minute.
+ */
+export const STORE_SILENCE_MS = 20_000;
+/** A store host that does not take the connection (its packets dropped) fails sooner. */
+const CONNECT_TIMEOUT_MS = 5_000;
 const COPY_CONCURRENCY = 4;
 
 export interface S3Settings {
@@ -46,10 +57,18 @@ export interface S3StorageOptions {
   log?: (message: string) => void;
   /** Tests only: a client pointed elsewhere (fault injection). */
   client?: S3Client;
+  /** Tests only: a shorter STORE_SILENCE_MS. */
+  silenceMs?: number;
 }
 
-export function createS3Client(s3: S3Settings): S3Client {
+/**
+ * `silenceMs`: see STORE_SILENCE_MS; `null` for a client whose responses are streamed to a
+ * downloader, where a pause is the downloader's (backpressure), not the store's.
+ */
+export function createS3Client(s3: S3Settings, silenceMs: number | null = STORE_SILENCE_MS): S3Client {
+  const connectionTimeout = Math.min(CONNECT_TIMEOUT_MS, silenceMs ?? CONNECT_TIMEOUT_MS);
   return new S3Client({
+    requestHandler: silenceMs === null ? { connectionTimeout } : { connectionTimeout, socketTimeout: silenceMs },
     endpoint: s3.endpoint ?? undefined,
     region: s3.region,
     forcePathStyle: s3.forcePathStyle,
@@ -71,13 +90,18 @@ export function createS3Client(s3: S3Settings): S3Client {
  */
 export class S3Storage implements Storage {
   readonly client: S3Client;
+  /** GETs whose bodies go to a downloader: a deadline for the answer's start, no idle limit after. */
+  private readonly streamClient: S3Client;
+  private readonly silenceMs: number;
   private readonly bucket: string;
   private readonly chunkSize: number;
   private readonly pieceSize: number;
   private readonly log: (message: string) => void;
 
   constructor(s3: S3Settings, options: S3StorageOptions) {
-    this.client = options.client ?? createS3Client(s3);
+    this.silenceMs = options.silenceMs ?? STORE_SILENCE_MS;
+    this.client = options.client ?? createS3Client(s3, this.silenceMs);
+    this.streamClient = options.client ?? createS3Client(s3, null);
     this.bucket = s3.bucket;
     this.chunkSize = options.chunkSize;
     this.pieceSize = Math.min(options.pieceSize ?? DEFAULT_PIECE_BYTES, options.chunkSize);
@@ -277,7 +301,11 @@ export class S3Storage implements Storage {
     // Lazy: nothing is asked of the store until the response starts reading, and a failure
     // before the first byte still reaches the error handler as a 503 (headers not yet sent).
     const res = await this.send(`read ${key}`, () =>
-      this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: storedName(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined })),
+      answeredWithin(this.silenceMs, (signal) =>
+        this.streamClient.send(new GetObjectCommand({ Bucket: this.bucket, Key: storedName(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined }), {
+          abortSignal: signal,
+        }),
+      ),
     );
     for await (const b of res.Body as Readable) yield b as Buffer;
   }
@@ -423,6 +451,17 @@ export class S3Storage implements Storage {
     const failure = classifyStoreError(err, action);
     this.log(`s3 store error: ${failure.detail}`);
     return failure;
+  }
+}
+
+/** `request`, given up (TimeoutError) when its answer has not begun within `ms`. */
+async function answeredWithin<T>(ms: number, request: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(Object.assign(new Error(`the store sent no answer in ${ms} ms`), { name: 'TimeoutError' })), ms);
+  try {
+    return await request(deadline.signal);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -19,12 +19,13 @@ async function listen(app: FastifyInstance): Promise<string> {
 /** A test app served over real HTTP (uploads must stream), with a small chunk size. */
 export async function createHttpTestApp(
   dialect: Dialect,
-  options: { chunkSize?: number; env?: Record<string, string>; leaseMs?: number; storage?: DepsOverrides['storage']; s3PieceSize?: number } = {},
+  options: { chunkSize?: number; env?: Record<string, string>; leaseMs?: number; storage?: DepsOverrides['storage']; s3PieceSize?: number; s3SilenceMs?: number } = {},
 ): Promise<HttpTestApp> {
   const t = await createTestApp(dialect, options.env ?? {}, {
     uploadChunkSize: options.chunkSize ?? 1024,
     ...(options.leaseMs ? { uploadLeaseMs: options.leaseMs } : {}),
     ...(options.s3PieceSize ? { s3PieceSize: options.s3PieceSize } : {}),
+    ...(options.s3SilenceMs ? { s3SilenceMs: options.s3SilenceMs } : {}),
     ...(options.storage ? { storage: options.storage } : {}),
   });
   const apiUrl = await listen(t.api);
