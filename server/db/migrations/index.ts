@@ -9,6 +9,7 @@ import * as jobLeases from './2026-11-22-40-job-leases.ts';
 import * as cancelledUploads from './2026-11-22-41-cancelled-uploads.ts';
 import * as fileListChanges from './2026-11-25-10-file-list-changes.ts';
 import * as fileListLog from './2026-11-29-10-file-list-log.ts';
+import * as pendingWorkIndexes from './2026-12-01-10-pending-work-indexes.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-22-41-cancelled-uploads': cancelledUploads,
   '2026-11-25-10-file-list-changes': fileListChanges,
   '2026-11-29-10-file-list-log': fileListLog,
+  '2026-12-01-10-pending-work-indexes': pendingWorkIndexes,
 };

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { Database } from '../../db/index.ts';
 import type { Deps } from '../../deps.ts';
 
 const BATCH = 50;
@@ -16,13 +17,7 @@ export async function backfillFileHashes(deps: Deps, options: { budgetMs?: numbe
   let done = 0;
   const failed = new Set<string>();
   while (!over()) {
-    const rows = await deps.db
-      .selectFrom('files')
-      .select(['id', 'storage_key'])
-      .where('sha256', 'is', null)
-      .orderBy('time_created')
-      .limit(BATCH + failed.size)
-      .execute();
+    const rows = await filesWithoutHashQuery(deps.db, BATCH + failed.size).execute();
     const todo = rows.filter((r) => !failed.has(r.id));
     if (todo.length === 0) break;
     for (const row of todo) {
@@ -39,4 +34,9 @@ export async function backfillFileHashes(deps: Deps, options: { budgetMs?: numbe
     }
   }
   return done;
+}
+
+/** The oldest files without a hash, read from the partial index files_sha256_pending (migration 2026-12-01-10). */
+export function filesWithoutHashQuery(db: Database, limit: number) {
+  return db.selectFrom('files').select(['id', 'storage_key']).where('sha256', 'is', null).orderBy('time_created').limit(limit);
 }

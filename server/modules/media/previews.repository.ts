@@ -25,14 +25,11 @@ export async function recordPreviews(db: Database, id: string, column: string): 
 
 /** Ids of files that may still need previews, after `afterId` in id order (the start-up backfill). */
 export async function filesWithoutPreviews(db: Database, afterId: string, limit: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('files')
-    .select('id')
-    .where('previews', 'is', null)
-    .where('mime_type', 'in', PREVIEWABLE_TYPES)
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  const rows = await filesWithoutPreviewsQuery(db, afterId, limit).execute();
   return rows.map((r) => r.id);
+}
+
+/** Read from the partial index files_previews_pending (migration 2026-12-01-10), not the whole table. */
+export function filesWithoutPreviewsQuery(db: Database, afterId: string, limit: number) {
+  return db.selectFrom('files').select('id').where('previews', 'is', null).where('mime_type', 'in', PREVIEWABLE_TYPES).where('id', '>', afterId).orderBy('id').limit(limit);
 }

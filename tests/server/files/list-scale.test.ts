@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { queryPlan } from '../../helpers/query-plan.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
@@ -120,20 +120,7 @@ describe.each(DIALECTS)('file lists at scale on %s (issue 9)', (dialect) => {
   it('reads a page of ids from an index holding the sort key and the id, and the name filter from a substring index', async () => {
     t = await createHttpTestApp(dialect);
     const user = await t.createUser();
-    const plan = async (query: { compile(): { sql: string; parameters: readonly unknown[] } }, off = ['seqscan', 'sort']) => {
-      const { sql: text, parameters } = query.compile();
-      if (dialect === 'sqlite') {
-        const res = await sql.raw<{ detail: string }>(`explain query plan ${inline(text, parameters)}`).execute(t.deps.db);
-        return res.rows.map((r) => r.detail).join('\n');
-      }
-      // A few test rows make any plan cheap: forbid the scans so the planner shows which index serves.
-      return t.deps.db.connection().execute(async (c) => {
-        for (const what of off) await sql.raw(`set enable_${what} = off`).execute(c);
-        const res = await sql.raw<{ 'QUERY PLAN': string }>(`explain ${inline(text, parameters)}`).execute(c);
-        for (const what of off) await sql.raw(`reset enable_${what}`).execute(c);
-        return res.rows.map((r) => r['QUERY PLAN']).join('\n');
-      });
-    };
+    const plan = (query: Parameters<typeof queryPlan>[1], off = ['seqscan', 'sort']) => queryPlan(t.deps.db, query, off);
     const expectIndex = (text: string, index: string) => {
       expect(text).toContain(index);
       // No sorting step: the index already gives the list's order.
@@ -150,10 +137,3 @@ describe.each(DIALECTS)('file lists at scale on %s (issue 9)', (dialect) => {
     else expect(await plan(pageIdsQuery(t.deps.db, { page: 1, pageSize: 6, sort: 'newest', originalName: 'holiday' }), ['seqscan', 'indexscan'])).toContain('files_original_name_trgm');
   });
 });
-
-/** EXPLAIN needs literal values: the parameters here are test strings and numbers only. */
-function inline(text: string, parameters: readonly unknown[]): string {
-  const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
-  let i = 0;
-  return text.replace(/\?|\$\d+/g, (m) => literal(parameters[m === '?' ? i++ : Number(m.slice(1)) - 1]));
-}

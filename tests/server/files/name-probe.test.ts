@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { queryPlan } from '../../helpers/query-plan.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
@@ -59,16 +60,8 @@ describe.each(DIALECTS.filter((d) => d === 'postgres'))('name filter through the
     const stats = await nameStats(t.deps.db);
     expect(stats.original_name.length).toBeGreaterThan(0);
 
-    const { sql: text, parameters } = pageIdsQuery(t.deps.db, { originalName: 'Holiday-4321', sort: 'newest', page: 1, pageSize: 6 }, stats).compile();
-    const plan = await t.deps.db.connection().execute(async (c) => {
-      // A few hundred rows make any plan cheap: forbid the other scans so the plan shows what the index is asked.
-      await sql`set enable_seqscan = off`.execute(c);
-      await sql`set enable_indexscan = off`.execute(c);
-      const res = await sql.raw<{ 'QUERY PLAN': string }>(`explain ${inline(text, parameters)}`).execute(c);
-      await sql`reset enable_seqscan`.execute(c);
-      await sql`reset enable_indexscan`.execute(c);
-      return res.rows.map((r) => r['QUERY PLAN']).join('\n');
-    });
+    // A few hundred rows make any plan cheap: forbid the other scans so the plan shows what the index is asked.
+    const plan = await queryPlan(t.deps.db, pageIdsQuery(t.deps.db, { originalName: 'Holiday-4321', sort: 'newest', page: 1, pageSize: 6 }, stats), ['seqscan', 'indexscan']);
     expect(plan).toContain('files_original_name_trgm');
     expect(plan).toContain("Index Cond: (lower(original_name) ~~ '%y-4321%'::text)");
     expect(plan.split('\n').filter((line) => line.includes('Index Cond') && line.includes('holiday')), plan).toEqual([]);
@@ -85,13 +78,7 @@ describe.each(DIALECTS.filter((d) => d === 'postgres'))('name filter through the
     // The page is sorted from the matches, never found by walking the sort index and filtering on
     // the way: even with sorting priced out, no index can give the order.
     for (const sort of ['newest', 'oldest', 'largest', 'smallest'] as const) {
-      const page = pageIdsQuery(t.deps.db, { userId: user.id, originalName: 'holiday-1', sort, page: 1, pageSize: 6 }, stats).compile();
-      const walked = await t.deps.db.connection().execute(async (c) => {
-        await sql`set enable_sort = off`.execute(c);
-        const res = await sql.raw<{ 'QUERY PLAN': string }>(`explain ${inline(page.sql, page.parameters)}`).execute(c);
-        await sql`reset enable_sort`.execute(c);
-        return res.rows.map((r) => r['QUERY PLAN']).join('\n');
-      });
+      const walked = await queryPlan(t.deps.db, pageIdsQuery(t.deps.db, { userId: user.id, originalName: 'holiday-1', sort, page: 1, pageSize: 6 }, stats), ['sort']);
       expect(walked, sort).toMatch(/Sort Key/);
       expect(walked, sort).not.toMatch(/Index Scan( Backward)? using files_(user_)?(time|size)/);
     }
@@ -100,9 +87,3 @@ describe.each(DIALECTS.filter((d) => d === 'postgres'))('name filter through the
     expect(common.body.totalImages).toBe(names.filter((n) => n.toLowerCase().includes('holiday')).length);
   });
 });
-
-/** EXPLAIN needs literal values: the parameters here are test strings and numbers only. */
-function inline(text: string, parameters: readonly unknown[]): string {
-  const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`);
-  return text.replace(/\$\d+/g, (m) => literal(parameters[Number(m.slice(1)) - 1]));
-}
