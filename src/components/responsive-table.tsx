@@ -16,34 +16,38 @@ interface Props<T> {
 }
 
 /**
- * A real table on wide screens; under 600 px each row becomes a card whose cells carry their
- * header as a label (responsive-table.css), so nothing scrolls sideways at 360 px (issue 4).
+ * A real table where it has room; where its box is under 640 px each row becomes a card whose
+ * cells carry their header as a label (responsive-table.css), so nothing scrolls sideways at
+ * 360 px (issue 4). The box, not the screen, decides: a phone in landscape shows the admin
+ * sidebar, and eight columns in the ~590 px beside it broke every word letter by letter.
  */
 export function ResponsiveTable<T>({ columns, rows, rowKey, empty = 'Nothing to show.', caption }: Props<T>) {
   if (rows.length === 0) return <p className="table-empty">{empty}</p>;
   return (
-    <table className="rtable">
-      {caption && <caption className="visually-hidden">{caption}</caption>}
-      <thead>
-        <tr>
-          {columns.map((c) => (
-            <th key={c.key} scope="col">
-              {c.header}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => (
-          <tr key={rowKey(row)}>
+    <div className="rtable-box">
+      <table className="rtable">
+        {caption && <caption className="visually-hidden">{caption}</caption>}
+        <thead>
+          <tr>
             {columns.map((c) => (
-              <td key={c.key} data-label={c.header}>
-                {c.render(row)}
-              </td>
+              <th key={c.key} scope="col">
+                {c.header}
+              </th>
             ))}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={rowKey(row)}>
+              {columns.map((c) => (
+                <td key={c.key} data-label={c.header}>
+                  {c.render(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

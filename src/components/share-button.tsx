@@ -32,7 +32,7 @@ export function ShareButton({ url, title, text, label = 'Share', className = 'bt
   }
 
   return (
-    <span className="copy-link">
+    <span className="copy-link share-link">
       <button type="button" className={className} onClick={() => void share()} aria-label={ariaLabel}>
         {label}
       </button>

@@ -86,6 +86,34 @@ describe('the admin screens against the real server', () => {
     }
   });
 
+  it('fits the users table beside the sidebar of a phone in landscape, with one set of actions at every width', async () => {
+    const name = uniqueName('wide');
+    await registerViaApi(stack, name, USER_PASSWORD);
+    const admin = await stack.openPage({ width: 844, height: 390 });
+    try {
+      await loginViaUi(admin.page, stack, ADMIN.username, ADMIN.password);
+      await admin.page.goto(`${stack.siteUrl}/admin/users`);
+      await admin.page.getByRole('searchbox', { name: 'Search' }).fill(name);
+      const cell = admin.page.locator('td[data-label="Username"]').filter({ hasText: name });
+      await cell.waitFor();
+      const actions = admin.page.getByRole('button', { name: `Actions for ${name}` });
+      const ban = admin.page.getByRole('button', { name: `Ban ${name}`, exact: true });
+      // Eight columns in the ~590 px beside the sidebar broke every word letter by letter (the
+      // name's cell was ~50 px): where the table's box is narrow its rows are cards.
+      expect((await cell.boundingBox())!.width).toBeGreaterThan(150);
+      expect([await actions.isVisible(), await ban.isVisible()]).toEqual([false, true]);
+      await screenshot(admin.page, 'admin-844-users-landscape');
+      // A desktop showed the phone's Actions button beside the inline buttons; a phone shows only it.
+      await admin.page.setViewportSize({ width: 1280, height: 800 });
+      await expect.poll(async () => [await actions.isVisible(), await ban.isVisible()]).toEqual([false, true]);
+      await admin.page.setViewportSize({ width: 390, height: 844 });
+      await expect.poll(async () => [await actions.isVisible(), await ban.isVisible()]).toEqual([true, false]);
+      expect(admin.errors).toEqual([]);
+    } finally {
+      await admin.close();
+    }
+  });
+
   it('turns maintenance mode on and off from Site Settings, and a user feels it', async () => {
     const admin = await stack.openPage({ width: 1280 });
     try {

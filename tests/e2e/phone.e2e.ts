@@ -91,6 +91,20 @@ describe('after an upload on a phone (item 8)', () => {
       await page.locator('.upload-list').getByRole('button', { name: 'Share sunset.png' }).click();
       await expect.poll(() => shared(page)).toEqual([{ title: 'sunset.png', url }]);
 
+      // Share keeps its size inside the row, also while the link beside it says it was copied
+      // (it was squeezed to 47 px, then pushed 10 px out of the card by "Copied to clipboard").
+      const share = async () => {
+        const [button, row] = await Promise.all([
+          page.locator('.upload-list').getByRole('button', { name: 'Share sunset.png' }).boundingBox(),
+          page.locator('.upload-list .upload-item').first().boundingBox(),
+        ]);
+        return { wide: button!.width >= 60, inside: button!.x + button!.width <= row!.x + row!.width + 0.5 };
+      };
+      expect(await share()).toEqual({ wide: true, inside: true });
+      await link.click();
+      await page.locator('.upload-list').getByText('Copied to clipboard').waitFor();
+      expect(await share()).toEqual({ wide: true, inside: true });
+
       // Recent uploads lists it with a thumbnail, Copy link and Share.
       const recent = page.getByRole('region', { name: 'Recent uploads' });
       await recent.getByText('sunset.png').waitFor();
