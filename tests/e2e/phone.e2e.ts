@@ -376,3 +376,69 @@ describe('navigation made for a thumb (item 6)', () => {
     }
   });
 });
+
+describe('a phone with a notch, and fingers instead of a mouse', () => {
+  /** What a phone's notch and home bar take (Chromium's safe-area override; the page asks for viewport-fit=cover). */
+  const insets = async (page: Page, sides: { top?: number; right?: number; bottom?: number; left?: number }) => {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Emulation.setSafeAreaInsetsOverride', { insets: { top: 0, right: 0, bottom: 0, left: 0, ...sides } });
+  };
+  const box = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())!;
+
+  it('keeps the top bars clear of the notch, upright and in landscape', async () => {
+    const { token } = await newUser('notch');
+    const phone = await openPhone(token, 'none');
+    const visitor = await openPhone(null, 'none');
+    const { page } = phone;
+    try {
+      await page.goto(`${stack.siteUrl}/dashboard`);
+      await page.getByRole('link', { name: 'Logout' }).waitFor();
+      await insets(page, { top: 47, bottom: 34 });
+      // The phone rule's padding cancelled the inset: the brand and Logout sat under the status bar.
+      await expect.poll(async () => (await box(page, '.topbar .brand')).y).toBeGreaterThanOrEqual(47);
+      expect((await page.getByRole('link', { name: 'Logout' }).boundingBox())!.y).toBeGreaterThanOrEqual(47);
+
+      await page.setViewportSize({ width: 844, height: 390 });
+      await insets(page, { left: 47, right: 47, bottom: 21 });
+      await expect.poll(async () => (await box(page, '.topbar .brand')).x).toBeGreaterThanOrEqual(47);
+      const logout = (await page.getByRole('link', { name: 'Logout' }).boundingBox())!;
+      expect(logout.x + logout.width).toBeLessThanOrEqual(844 - 47);
+      expect((await box(page, '.sidebar a')).x).toBeGreaterThanOrEqual(47);
+
+      // The public pages' header had no inset at all.
+      await visitor.page.goto(`${stack.siteUrl}/`);
+      await visitor.page.locator('.public-header .brand').waitFor();
+      await insets(visitor.page, { top: 47 });
+      await expect.poll(async () => (await box(visitor.page, '.public-header .brand')).y).toBeGreaterThanOrEqual(47);
+      // The folded menu opens under the header, not over it.
+      await visitor.page.getByRole('button', { name: /menu/i }).click();
+      const header = await box(visitor.page, '.public-header');
+      expect((await box(visitor.page, '.public-nav')).y).toBeGreaterThanOrEqual(header.y + header.height - 1);
+      expect([...phone.errors, ...visitor.errors]).toEqual([]);
+    } finally {
+      await phone.close();
+      await visitor.close();
+    }
+  });
+
+  it('shows no hover look on a control after a tap: a touch screen has no hover', async () => {
+    const { token } = await newUser('thumb');
+    const phone = await openPhone(token, 'none');
+    const { page } = phone;
+    try {
+      await page.goto(`${stack.siteUrl}/uploaded`);
+      const toggle = page.locator('.filter-fold-toggle');
+      await toggle.waitFor();
+      const background = () => toggle.evaluate((el) => getComputedStyle(el).backgroundColor);
+      const untouched = await background();
+      await toggle.tap();
+      await expect.poll(() => toggle.getAttribute('aria-expanded')).toBe('true');
+      // The last control tapped stayed grey (:hover sticks on touch screens).
+      // (Polled: the pressed look, :active, lasts a moment after the finger lifts.)
+      await expect.poll(background).toBe(untouched);
+      expect(phone.errors).toEqual([]);
+    } finally {
+      await phone.close();
+    }
+  });
+});
