@@ -9,7 +9,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || process.platform !== 'linux')(
     try {
       // The connection's own end, as PostgreSQL sees it: the one this query ran on.
       const { rows } = await sql<{ port: number }>`select inet_client_port() as port`.execute(handle.db);
-      const timer = tcpTimerOf(rows[0]!.port);
+      const timer = tcpTimerOf(rows[0]!.port, Number(new URL(process.env.TEST_DATABASE_URL!).port || 5432));
       // Without keepalive the kernel runs no timer on an idle connection, and a NAT or firewall
       // that forgot the flow is found only by the next query, minutes of retransmissions later.
       expect(timer.kind).toBe(2);

@@ -69,7 +69,7 @@ describe.skipIf(!REDIS_URL)('Redis that stops answering (server/redis.ts)', () =
     // `addr` is this connection's own end, as Redis sees it.
     const info = String(await redis.call('client', 'info'));
     const port = Number(/(?:^| )addr=[^ ]*:(\d+)/.exec(info)?.[1]);
-    const timer = tcpTimerOf(port);
+    const timer = tcpTimerOf(port, Number(new URL(REDIS_URL!).port || 6379));
     // Without keepalive (ioredis's default leaves the kernel's 2 hours) no timer runs while idle,
     // and a NAT or firewall that forgot the flow is found only by the next counter, which waits.
     expect(timer.kind).toBe(2);
