@@ -31,7 +31,8 @@ const MAX_PARTS = 10_000;
  * How long the store may leave a request without a byte before it counts as unavailable: the
  * request then fails as any store failure does (503 with `retry`, and the client resumes). The
  * SDK waits for ever by default, so a store that went silent (a hung server, a partition, a NAT
- * that forgot the flow) held every upload, status call and download that touched it, for good.
+ * that forgot the flow) held every upload and download that touched it, for good (and a status
+ * call, where a chunk was partly written: otherwise status answers from the database).
  * It is silence, not total time: an 8 MiB piece on a slow link keeps its request alive. The
  * SDK tries a request three times, so a silent store is answered within about a minute.
  */
