@@ -4,6 +4,7 @@ import { FaqPage } from '../features/public/faq-page.tsx';
 import { LandingPage } from '../features/public/landing-page.tsx';
 import { PrivacyPage } from '../features/public/privacy-page.tsx';
 import { TosPage } from '../features/public/tos-page.tsx';
+import { AppLoading } from './app-loading.tsx';
 import { NotFound } from './not-found.tsx';
 import { PublicLayout } from './public-layout.tsx';
 import { Root } from './root.tsx';
@@ -19,6 +20,7 @@ export const routes: RouteObject[] = [
   {
     element: <Root />,
     errorElement: <RouteError />,
+    hydrateFallbackElement: <AppLoading />,
     children: [
       {
         element: <PublicLayout />,

@@ -1,5 +1,5 @@
-import { useEffect, useId, useRef } from 'react';
-import { dialogKeyDown } from './focus-trap.ts';
+import { useId, useRef } from 'react';
+import { dialogKeyDown, useModal } from './modal.ts';
 import './action-sheet.css';
 
 export interface SheetAction {
@@ -16,14 +16,8 @@ export interface SheetAction {
 export function ActionSheet({ title, subtitle, actions, onClose }: { title: string; subtitle?: string; actions: SheetAction[]; onClose: () => void }) {
   const titleId = useId();
   const boxRef = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const before = document.activeElement as HTMLElement | null;
-    boxRef.current?.querySelector<HTMLButtonElement>('button:not(:disabled)')?.focus();
-    return () => before?.focus?.();
-  }, []);
-
+  useModal(() => boxRef.current?.querySelector<HTMLButtonElement>('button:not(:disabled)'));
   const onKeyDown = (e: React.KeyboardEvent) => dialogKeyDown(e, boxRef.current, () => onClose());
-
 
   return (
     <div className="sheet-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>

@@ -1,5 +1,5 @@
-import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { dialogKeyDown } from './focus-trap.ts';
+import { createContext, useCallback, useContext, useId, useRef, useState, type ReactNode } from 'react';
+import { dialogKeyDown, useModal } from './modal.ts';
 import './confirm-dialog.css';
 
 export interface ConfirmOptions {
@@ -42,14 +42,8 @@ function ConfirmModal({ pending, onClose }: { pending: Pending; onClose: (ok: bo
   const cancelRef = useRef<HTMLButtonElement>(null);
   const textId = useId();
 
-  useEffect(() => {
-    const before = document.activeElement as HTMLElement | null;
-    cancelRef.current?.focus(); // the safe choice has focus, so Enter never deletes by accident
-    return () => before?.focus?.();
-  }, []);
-
+  useModal(cancelRef); // the safe choice has focus, so Enter never deletes by accident
   const onKeyDown = (e: React.KeyboardEvent) => dialogKeyDown(e, boxRef.current, () => onClose(false));
-
 
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose(false)}>

@@ -1,10 +1,20 @@
 import { useEffect } from 'react';
 import toast, { Toaster, useToasterStore } from 'react-hot-toast';
 import { TOAST_DEFAULT_MS, TOAST_LIMIT } from '../lib/constants.ts';
+import { useMediaQuery } from '../lib/use-media-query.ts';
 
-/** Spec §9: at most 5 notifications at once; the oldest visible ones give way. */
+// Where the bottom nav takes over from the sidebar (app/signed-in-layout.css).
+const PHONE = '(max-width: 760px)';
+
+/**
+ * Spec §9: at most 5 notifications at once; the oldest visible ones give way. On a phone they
+ * rise from the bottom, above the bottom nav and the home bar, where a thumb is: at the top they
+ * covered the top bar's Logout and, with the page under the notch, sat in the status bar.
+ * `--toasts-bottom` (styles/components.css) knows whether a bottom nav is on screen.
+ */
 export function Toasts() {
   const { toasts } = useToasterStore();
+  const phone = useMediaQuery(PHONE);
   useEffect(() => {
     toasts
       .filter((t) => t.visible)
@@ -13,7 +23,8 @@ export function Toasts() {
   }, [toasts]);
   return (
     <Toaster
-      position="top-center"
+      position={phone ? 'bottom-center' : 'top-center'}
+      containerStyle={{ top: 'calc(16px + env(safe-area-inset-top))', bottom: 'var(--toasts-bottom)' }}
       toastOptions={{ duration: TOAST_DEFAULT_MS, className: 'toast', ariaProps: { role: 'status', 'aria-live': 'polite' } }}
     />
   );

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { ADMIN, screenshotPath, startStack, type Stack } from './harness.ts';
 import { PNG_1X1, USER_PASSWORD, uniqueName } from './fixtures.ts';
-import { registerViaApi, uploadViaApi } from './flows.ts';
+import { uploadViaApi } from './flows.ts';
 import { screenshot as fullPageShot } from './page-checks.ts';
 import { photoPng } from './picture.ts';
+import { PHONE, newUser, openPhone, safeAreaInsets } from './phone-context.ts';
 
 /** Issue 11 items 6 and 8–11 in Chromium at 390 px, against the real server. */
-const PHONE = { width: 390, height: 844 };
-
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack();
@@ -17,46 +16,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-interface Phone {
-  context: BrowserContext;
-  page: Page;
-  errors: string[];
-  close(): Promise<void>;
-}
-
-/**
- * A touch phone (coarse pointer) signed in with `token`. `share` puts a recording stand-in for
- * the operating system's share sheet behind navigator.share (the one thing headless Chromium on
- * Linux does not have); 'none' removes the API so the copy fallback is what runs.
- */
-async function openPhone(token: string | null, share: 'record' | 'none', viewport = PHONE, touch = true): Promise<Phone> {
-  const context = await stack.browser.newContext({ viewport, hasTouch: touch, isMobile: touch });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.siteUrl });
-  if (token) await context.addInitScript((t) => localStorage.getItem('token') ?? localStorage.setItem('token', t), token);
-  await context.addInitScript((mode) => {
-    const nav = Navigator.prototype as unknown as Record<string, unknown>;
-    delete nav.share;
-    delete nav.canShare;
-    if (mode === 'record') {
-      (window as unknown as { __shared: ShareData[] }).__shared = [];
-      nav.share = async (data: ShareData) => void (window as unknown as { __shared: ShareData[] }).__shared.push(data);
-      nav.canShare = () => true;
-    }
-  }, share);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e.message));
-  return { context, page, errors, close: () => context.close() };
-}
-
-async function newUser(prefix: string): Promise<{ name: string; token: string }> {
-  const name = uniqueName(prefix);
-  await registerViaApi(stack, name, USER_PASSWORD);
-  return { name, token: await stack.login(name, USER_PASSWORD) };
-}
-
-/** Full-page pictures from the top, so the fixed bars sit where a user sees them. */
 async function screenshot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await fullPageShot(page, name);
@@ -68,8 +27,8 @@ const imageLoaded = (page: Page, selector: string) =>
 
 describe('after an upload on a phone (item 8)', () => {
   it('says "Choose photos & files", then offers Share beside Copy link, a thumbnail and Recent uploads', async () => {
-    const { token } = await newUser('sharer');
-    const phone = await openPhone(token, 'record');
+    const { token } = await newUser(stack, 'sharer');
+    const phone = await openPhone(stack, token, 'record');
     const { page } = phone;
     try {
       await page.goto(`${stack.siteUrl}/dashboard`);
@@ -113,7 +72,13 @@ describe('after an upload on a phone (item 8)', () => {
       await recent.getByText('Copied to clipboard').waitFor();
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
       await screenshot(page, 'phone-390-dashboard-after-upload-light');
-      // What a phone shows (no full page): the landing page's picture of the app is taken from here.
+      // What a phone shows (no full page): the landing page's picture of the app is taken from here
+      // (public/landing/), after the checks. It shows a site as deployed: a files host's name in
+      // place of the suite's loopback address and port, a person's name in place of the test's.
+      await page.evaluate(() => {
+        for (const a of document.querySelectorAll('.upload-link')) a.textContent = `https://files.stash.example/${a.textContent!.split('/').pop()}`;
+        for (const el of document.querySelectorAll('.topbar-user')) el.textContent = 'maya';
+      });
       await page.screenshot({ path: screenshotPath('landing-app-light').replace(/\.png$/, '.jpg'), type: 'jpeg', quality: 72 });
       await page.screenshot({ path: screenshotPath('readme-phone-upload') });
       await page.emulateMedia({ colorScheme: 'dark' });
@@ -127,9 +92,9 @@ describe('after an upload on a phone (item 8)', () => {
   });
 
   it('copies the link where the browser has no share sheet, and a desktop still says drag and drop', async () => {
-    const { token } = await newUser('copier');
+    const { token } = await newUser(stack, 'copier');
     const { url } = await uploadViaApi(stack, token, 'notes.txt', Buffer.from('hello'), 'text/plain');
-    const desktop = await openPhone(token, 'none', { width: 1280, height: 800 }, false);
+    const desktop = await openPhone(stack, token, 'none', { width: 1280, height: 800 }, false);
     const { page } = desktop;
     try {
       await page.goto(`${stack.siteUrl}/dashboard`);
@@ -151,10 +116,10 @@ describe('after an upload on a phone (item 8)', () => {
 
 describe('thumbnails in the lists (item 9)', () => {
   it('never downloads an original file to show a list, and keeps a fixed box for every thumbnail', async () => {
-    const { token } = await newUser('thumbs');
+    const { token } = await newUser(stack, 'thumbs');
     const photo = await uploadViaApi(stack, token, 'beach.png', await photoPng(), 'image/png');
     await uploadViaApi(stack, token, 'readme.txt', Buffer.from('text'), 'text/plain');
-    const phone = await openPhone(token, 'record');
+    const phone = await openPhone(stack, token, 'record');
     const { page } = phone;
     const fileRequests: string[] = [];
     page.on('request', (r) => r.url().startsWith(stack.filesUrl) && fileRequests.push(r.url()));
@@ -201,9 +166,9 @@ describe('thumbnails in the lists (item 9)', () => {
 
 describe('SPA basics (item 10)', () => {
   it('names each screen, starts it at the top with focus on its heading, and pages scroll to the top', async () => {
-    const { token } = await newUser('navigator');
+    const { token } = await newUser(stack, 'navigator');
     for (let i = 0; i < 8; i += 1) await uploadViaApi(stack, token, `file-${i}.png`, PNG_1X1, 'image/png');
-    const phone = await openPhone(token, 'record', { width: 390, height: 600 });
+    const phone = await openPhone(stack, token, 'record', { width: 390, height: 600 });
     const { page } = phone;
     try {
       await page.goto(`${stack.siteUrl}/dashboard`);
@@ -232,7 +197,7 @@ describe('SPA basics (item 10)', () => {
   });
 
   it('answers a path that is no route with 404 and the Page Not Found screen, and serves robots.txt', async () => {
-    const phone = await openPhone(null, 'none');
+    const phone = await openPhone(stack, null, 'none');
     try {
       const res = await phone.page.goto(`${stack.siteUrl}/no-such-page`);
       expect(res?.status()).toBe(404);
@@ -257,7 +222,7 @@ describe('SPA basics (item 10)', () => {
 describe('an admin on a phone (item 11)', () => {
   it('shares a new invite whose link fills in /register, confirms role changes, and keeps user rows and filters compact', async () => {
     const adminToken = await stack.login(ADMIN.username, ADMIN.password);
-    const phone = await openPhone(adminToken, 'record');
+    const phone = await openPhone(stack, adminToken, 'record');
     const { page } = phone;
     try {
       await page.goto(`${stack.siteUrl}/admin/invitelogs`);
@@ -275,7 +240,7 @@ describe('an admin on a phone (item 11)', () => {
       await screenshot(page, 'phone-390-admin-new-invite-light');
 
       // The link opens /register with the code filled in, and it registers for real.
-      const guest = await openPhone(null, 'none');
+      const guest = await openPhone(stack, null, 'none');
       const name = uniqueName('invited');
       try {
         await guest.page.goto(inviteUrl);
@@ -319,11 +284,11 @@ describe('an admin on a phone (item 11)', () => {
   });
 
   it('sorts All files the way the user list does', async () => {
-    const { name, token } = await newUser('sorter');
+    const { name, token } = await newUser(stack, 'sorter');
     await uploadViaApi(stack, token, 'small.png', PNG_1X1, 'image/png');
     await uploadViaApi(stack, token, 'large.png', await photoPng(200, 150), 'image/png');
     await uploadViaApi(stack, token, 'middle.txt', Buffer.alloc(300, 65), 'text/plain');
-    const phone = await openPhone(await stack.login(ADMIN.username, ADMIN.password), 'record');
+    const phone = await openPhone(stack, await stack.login(ADMIN.username, ADMIN.password), 'record');
     const { page } = phone;
     try {
       await page.goto(`${stack.siteUrl}/admin/uploaded`);
@@ -347,8 +312,8 @@ describe('an admin on a phone (item 11)', () => {
 
 describe('navigation made for a thumb (item 6)', () => {
   it('puts Upload, Files and Settings at the bottom (plus Admin for mods and admins) instead of the sidebar', async () => {
-    const { token } = await newUser('thumb');
-    const phone = await openPhone(token, 'none');
+    const { token } = await newUser(stack, 'thumb');
+    const phone = await openPhone(stack, token, 'none');
     try {
       await phone.page.goto(`${stack.siteUrl}/settings`);
       const bar = phone.page.getByRole('navigation', { name: 'Quick navigation' });
@@ -365,7 +330,7 @@ describe('navigation made for a thumb (item 6)', () => {
     } finally {
       await phone.close();
     }
-    const admin = await openPhone(await stack.login(ADMIN.username, ADMIN.password), 'none');
+    const admin = await openPhone(stack, await stack.login(ADMIN.username, ADMIN.password), 'none');
     try {
       await admin.page.goto(`${stack.siteUrl}/dashboard`);
       const bar = admin.page.getByRole('navigation', { name: 'Quick navigation' });
@@ -378,28 +343,24 @@ describe('navigation made for a thumb (item 6)', () => {
 });
 
 describe('a phone with a notch, and fingers instead of a mouse', () => {
-  /** What a phone's notch and home bar take (Chromium's safe-area override; the page asks for viewport-fit=cover). */
-  const insets = async (page: Page, sides: { top?: number; right?: number; bottom?: number; left?: number }) => {
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('Emulation.setSafeAreaInsetsOverride', { insets: { top: 0, right: 0, bottom: 0, left: 0, ...sides } });
-  };
+
   const box = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())!;
 
   it('keeps the top bars clear of the notch, upright and in landscape', async () => {
-    const { token } = await newUser('notch');
-    const phone = await openPhone(token, 'none');
-    const visitor = await openPhone(null, 'none');
+    const { token } = await newUser(stack, 'notch');
+    const phone = await openPhone(stack, token, 'none');
+    const visitor = await openPhone(stack, null, 'none');
     const { page } = phone;
     try {
       await page.goto(`${stack.siteUrl}/dashboard`);
       await page.getByRole('link', { name: 'Logout' }).waitFor();
-      await insets(page, { top: 47, bottom: 34 });
+      await safeAreaInsets(page, { top: 47, bottom: 34 });
       // The phone rule's padding cancelled the inset: the brand and Logout sat under the status bar.
       await expect.poll(async () => (await box(page, '.topbar .brand')).y).toBeGreaterThanOrEqual(47);
       expect((await page.getByRole('link', { name: 'Logout' }).boundingBox())!.y).toBeGreaterThanOrEqual(47);
 
       await page.setViewportSize({ width: 844, height: 390 });
-      await insets(page, { left: 47, right: 47, bottom: 21 });
+      await safeAreaInsets(page, { left: 47, right: 47, bottom: 21 });
       await expect.poll(async () => (await box(page, '.topbar .brand')).x).toBeGreaterThanOrEqual(47);
       const logout = (await page.getByRole('link', { name: 'Logout' }).boundingBox())!;
       expect(logout.x + logout.width).toBeLessThanOrEqual(844 - 47);
@@ -408,7 +369,7 @@ describe('a phone with a notch, and fingers instead of a mouse', () => {
       // The public pages' header had no inset at all.
       await visitor.page.goto(`${stack.siteUrl}/`);
       await visitor.page.locator('.public-header .brand').waitFor();
-      await insets(visitor.page, { top: 47 });
+      await safeAreaInsets(visitor.page, { top: 47 });
       await expect.poll(async () => (await box(visitor.page, '.public-header .brand')).y).toBeGreaterThanOrEqual(47);
       // The folded menu opens under the header, not over it.
       await visitor.page.getByRole('button', { name: /menu/i }).click();
@@ -422,8 +383,8 @@ describe('a phone with a notch, and fingers instead of a mouse', () => {
   });
 
   it('shows no hover look on a control after a tap: a touch screen has no hover', async () => {
-    const { token } = await newUser('thumb');
-    const phone = await openPhone(token, 'none');
+    const { token } = await newUser(stack, 'thumb');
+    const phone = await openPhone(stack, token, 'none');
     const { page } = phone;
     try {
       await page.goto(`${stack.siteUrl}/uploaded`);
