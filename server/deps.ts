@@ -80,6 +80,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const handle = openDatabase(config.databaseUrl, { ...overrides.db, onConnectionLost: connectionLostLog(log) });
   try {
     await migrate(handle.db, overrides.db?.searchPath);
+    await handle.prime();
   } catch (err) {
     await handle.close();
     throw err;

@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type RawBuilder 
 import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { reusingStatements } from './sqlite-statements.ts';
+import { primeConnections } from './warm-connections.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Database = Kysely<DB>;
@@ -12,6 +13,8 @@ export type Database = Kysely<DB>;
 export interface DbHandle {
   db: Database;
   dialect: Dialect;
+  /** Opens the connections kept warm and primes their catalog caches (PostgreSQL; db/warm-connections.ts). */
+  prime(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -55,7 +58,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
     database.pragma('foreign_keys = ON');
     database.pragma('busy_timeout = 5000');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    // One connection whose statements are kept (sqlite-statements.ts): nothing to prime.
+    return { db, dialect: 'sqlite', prime: async () => {}, close: () => db.destroy() };
   }
   // Issue 9, a lean process: node-postgres loads only when a PostgreSQL URL is used (Kysely
   // takes the pool from a function and calls it at the first query), so SQLite installs never
@@ -89,7 +93,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
     return pool;
   };
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  const warm = Math.min(WARM_CONNECTIONS, options.poolSize ?? 10);
+  return { db, dialect: 'postgres', prime: () => primeConnections(db, warm), close: () => db.destroy() };
 }
 
 /**
