@@ -5,12 +5,6 @@ import { onEachConnection } from '../../../server/db/warm-connections.ts';
 import { createTestApp, type TestApp } from '../../helpers/test-app.ts';
 
 /**
- * Issue 9, a fresh process's first requests: the connections a PostgreSQL server keeps open are
- * primed at start (server/db/warm-connections.ts), so no request pays for a new backend loading
- * its catalog caches (3–15 ms per statement). The caches are read where they live: each
- * backend's own memory contexts, one "index info" context per index it has opened.
- */
-/**
  * The indexes each of two distinct pooled connections has opened. Without priming, the second
  * connection opens here, and neither has touched the tables yet.
  */
@@ -24,6 +18,12 @@ async function cachedIndexes(db: Database): Promise<string[][]> {
   return backends.map((b) => b.cached);
 }
 
+/**
+ * Issue 9, a fresh process's first requests: the connections a PostgreSQL server keeps open are
+ * primed at start (server/db/warm-connections.ts), so no request pays for a new backend loading
+ * its catalog caches (3–15 ms per statement). The caches are read where they live: each
+ * backend's own memory contexts, one "index info" context per index it has opened.
+ */
 describe.skipIf(!process.env.TEST_DATABASE_URL)('a PostgreSQL server primes the connections it keeps (server/db/warm-connections.ts)', () => {
   let t: TestApp | undefined;
   let handle: DbHandle | undefined;
