@@ -1,10 +1,7 @@
 import { useEffect } from 'react';
 import toast, { Toaster, useToasterStore } from 'react-hot-toast';
 import { TOAST_DEFAULT_MS, TOAST_LIMIT } from '../lib/constants.ts';
-import { useMediaQuery } from '../lib/use-media-query.ts';
-
-// Where the bottom nav takes over from the sidebar (app/signed-in-layout.css).
-const PHONE = '(max-width: 760px)';
+import { PHONE_SCREEN, useMediaQuery } from '../lib/use-media-query.ts';
 
 /**
  * Spec §9: at most 5 notifications at once; the oldest visible ones give way. On a phone they
@@ -14,7 +11,7 @@ const PHONE = '(max-width: 760px)';
  */
 export function Toasts() {
   const { toasts } = useToasterStore();
-  const phone = useMediaQuery(PHONE);
+  const phone = useMediaQuery(PHONE_SCREEN);
   useEffect(() => {
     toasts
       .filter((t) => t.visible)

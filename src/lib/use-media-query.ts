@@ -1,5 +1,11 @@
 import { useCallback, useSyncExternalStore } from 'react';
 
+/**
+ * Where a screen counts as a phone's: the bottom nav takes over from the sidebar there
+ * (app/signed-in-layout.css), and the stylesheets' `@media (max-width: 760px)` rules say the same.
+ */
+export const PHONE_SCREEN = '(max-width: 760px)';
+
 /** Whether `query` matches now, re-rendering when it starts or stops matching (a phone turned). */
 export function useMediaQuery(query: string): boolean {
   const subscribe = useCallback(
