@@ -127,10 +127,12 @@ describe('the landing page on a phone on its side', () => {
 });
 
 describe('file names on a phone', () => {
-  it('shows a long name whole, so two photos that differ near the end can be told apart', async () => {
+  it('shows a long name whole, so two photos that differ near the end can be told apart, and cuts an endless one after a few lines', async () => {
     const { token } = await newUser(stack, 'names');
     const names = ['PXL_20261201_093012345_holiday_by_the_sea_with_grandma.png', 'PXL_20261201_093012346_holiday_by_the_sea_with_grandma.png'];
-    for (const n of names) await uploadViaApi(stack, token, n, await photoPng(), 'image/png');
+    // A name near the 255-character limit is cut after a few lines, not a card-high wall of text.
+    const endless = `${'a_very_long_name_'.repeat(14)}.png`;
+    for (const n of [...names, endless]) await uploadViaApi(stack, token, n, await photoPng(), 'image/png');
     const phone = await openPhone(stack, token, 'none');
     const { page } = phone;
     // Cut to one line, every card read "PXL_20261201_0930…" and the tooltip never shows on touch.
@@ -138,14 +140,20 @@ describe('file names on a phone', () => {
       page.locator(selector).evaluateAll((els) =>
         els.map((el) => ({ text: el.textContent, whole: el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight + 1 })),
       );
+    const linesShown = (selector: string) =>
+      page
+        .locator(selector, { hasText: endless })
+        .evaluate((el) => ({ lines: Math.round(el.clientHeight / parseFloat(getComputedStyle(el).lineHeight)), cut: el.scrollHeight > el.clientHeight + 1 }));
     try {
       await page.goto(`${stack.siteUrl}/uploaded`);
       await page.locator('.file-name').nth(1).waitFor();
       expect(await shownWhole('.file-name')).toEqual(expect.arrayContaining(names.map((text) => ({ text, whole: true }))));
+      expect(await linesShown('.file-name')).toEqual({ lines: 3, cut: true });
 
       await page.goto(`${stack.siteUrl}/dashboard`);
       await page.locator('.recent-name').nth(1).waitFor();
       expect(await shownWhole('.recent-name')).toEqual(expect.arrayContaining(names.map((text) => ({ text, whole: true }))));
+      expect(await linesShown('.recent-name')).toEqual({ lines: 4, cut: true });
       expect(phone.errors).toEqual([]);
     } finally {
       await phone.close();

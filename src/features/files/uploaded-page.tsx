@@ -138,7 +138,7 @@ export function UploadedPage() {
               ) : (
                 <FileThumb file={f} sizes="(max-width: 600px) calc(100vw - 3rem), 18rem" />
               )}
-              <h2 className="file-name" title={f.original_name}>
+              <h2 className="file-name name-clamp" title={f.original_name}>
                 {f.original_name}
               </h2>
               <p className="hint">

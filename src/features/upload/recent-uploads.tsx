@@ -50,7 +50,7 @@ export function RecentUploads({ refreshKey, localPicture }: Props) {
           return (
             <li key={f.actual_name} className="recent-item">
               <FileThumb file={f} sizes="(max-width: 760px) 45vw, 12rem" localSrc={localPicture(f.original_name, f.size)} />
-              <p className="recent-name" title={f.original_name}>
+              <p className="recent-name name-clamp" title={f.original_name}>
                 {f.original_name}
               </p>
               <p className="hint">{formatFileSize(f.size)}</p>
