@@ -37,6 +37,14 @@ const MAX_PARTS = 10_000;
  * SDK tries a request three times, so a silent store is answered within about a minute.
  */
 export const STORE_SILENCE_MS = 20_000;
+/**
+ * How long the store may stay silent on completing a multipart upload (finalize's last call).
+ * AWS says completing "could take several minutes" and keeps the connection alive meanwhile by
+ * sending spaces; an S3-compatible store may assemble the object in silence instead: moto took
+ * 26 s for 1 GiB of 128 parts (2026-12-02), past STORE_SILENCE_MS, and every retry of the last
+ * chunk started the copy over. Six times the silence allowed elsewhere: a hung store still fails.
+ */
+const COMPLETE_SILENCE_FACTOR = 6;
 /** A store host that does not take the connection (its packets dropped) fails sooner. */
 const CONNECT_TIMEOUT_MS = 5_000;
 const COPY_CONCURRENCY = 4;
@@ -93,6 +101,8 @@ export class S3Storage implements Storage {
   readonly client: S3Client;
   /** GETs whose bodies go to a downloader: a deadline for the answer's start, no idle limit after. */
   private readonly streamClient: S3Client;
+  /** CompleteMultipartUpload, which may be silent longer (COMPLETE_SILENCE_FACTOR). */
+  private readonly completeClient: S3Client;
   private readonly silenceMs: number;
   private readonly bucket: string;
   private readonly chunkSize: number;
@@ -103,6 +113,7 @@ export class S3Storage implements Storage {
     this.silenceMs = options.silenceMs ?? STORE_SILENCE_MS;
     this.client = options.client ?? createS3Client(s3, this.silenceMs);
     this.streamClient = options.client ?? createS3Client(s3, null);
+    this.completeClient = options.client ?? createS3Client(s3, this.silenceMs * COMPLETE_SILENCE_FACTOR);
     this.bucket = s3.bucket;
     this.chunkSize = options.chunkSize;
     this.pieceSize = Math.min(options.pieceSize ?? DEFAULT_PIECE_BYTES, options.chunkSize);
@@ -270,9 +281,7 @@ export class S3Storage implements Storage {
       const uploadId = created.UploadId ?? '';
       try {
         const parts = await mapLimit(plan, COPY_CONCURRENCY, (part, i) => this.uploadPart(key, target, uploadId, i + 1, part));
-        await this.send(`finalize ${key}`, () =>
-          this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId, MultipartUpload: { Parts: parts } })),
-        );
+        await this.complete(key, size, uploadId, parts);
       } catch (err) {
         await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId })).catch(() => {});
         throw err;
@@ -280,6 +289,23 @@ export class S3Storage implements Storage {
     }
     // The stored object is complete; leftover pieces would only cost space, never correctness.
     await this.deleteNames(pieces.map((p) => p.name)).catch((err: unknown) => this.log(`s3: could not delete pieces of ${key}: ${String(err)}`));
+  }
+
+  /**
+   * The multipart upload's last call. Its answer can be lost after the store made the object
+   * (a connection cut on the way back; the SDK's retry then meets an upload the store has
+   * closed: NoSuchUpload, or moto's 500): an object of the right size under this upload's own
+   * key can only be that one, so finalize is done.
+   */
+  private async complete(key: string, size: number, uploadId: string, parts: CompletedPart[]): Promise<void> {
+    const target = storedName(key);
+    try {
+      await this.completeClient.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+    } catch (err) {
+      const made = await this.stat(key).catch(() => null);
+      if (made?.size !== size) throw this.fail(`finalize ${key}`, err);
+      this.log(`s3: finalize ${key}: the store made the object though its answer was lost (${(err as Error).name})`);
+    }
   }
 
   async discard(key: string): Promise<void> {

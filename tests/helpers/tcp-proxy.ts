@@ -19,6 +19,12 @@ export interface TcpProxy {
   silence(on: boolean): void;
   /** What clients sent into the silence, piece by piece. */
   unanswered: Buffer[];
+  /**
+   * The answer to each request whose start matches `request` (anchor it: ^POST …) is held back `ms` (a store
+   * slow to answer that one call) or, with `ms` null, lost: its connection is cut as the answer
+   * comes, after the server has done the work. `null` turns it off.
+   */
+  answers(rule: { request: RegExp; ms: number | null } | null): void;
   close(): Promise<void>;
 }
 
@@ -26,6 +32,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   const unanswered: Buffer[] = [];
   let silent = false;
+  let answerRule: { request: RegExp; ms: number | null } | null = null;
   let server: net.Server | null = null;
   let port = 0;
   const listen = () =>
@@ -39,13 +46,38 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
           sockets.delete(client);
           sockets.delete(upstream);
         };
+        // The rule met by the request now on this connection, and the answer held back for it.
+        let pending: { ms: number | null; held: Buffer[] | null; closed?: boolean } | null = null;
         client.on('error', drop).on('close', drop);
-        upstream.on('error', drop).on('close', drop);
+        // A server that closes after answering (moto does) has its held answer delivered first.
+        const upstreamGone = () => (pending?.held ? (pending.closed = true) : drop());
+        upstream.on('error', upstreamGone).on('close', upstreamGone);
         let dead = silent;
+        const answering = (data: Buffer): boolean => {
+          if (!pending) return false;
+          const { ms } = pending;
+          if (ms === null) {
+            drop();
+            return true;
+          }
+          if (pending.held) {
+            pending.held.push(data);
+            return true;
+          }
+          const hold = (pending = { ...pending, held: [data] });
+          setTimeout(() => {
+            pending = null;
+            for (const d of hold.held) client.write(d);
+            if (hold.closed) client.end(drop);
+          }, ms);
+          return true;
+        };
         const relay = (from: net.Socket, to: net.Socket, onSilenced: (data: Buffer) => void) =>
           from.on('data', (data: Buffer) => {
             dead ||= silent;
             if (dead) return onSilenced(data);
+            if (from === client && answerRule?.request.test(data.subarray(0, 512).toString('latin1'))) pending = { ms: answerRule.ms, held: null };
+            if (from === upstream && answering(data)) return;
             // Backpressure as pipe() would: a large body is not buffered whole here.
             if (!to.write(data)) {
               from.pause();
@@ -76,6 +108,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     up: listen,
     silence: (on) => {
       silent = on;
+    },
+    answers: (rule) => {
+      answerRule = rule;
     },
     unanswered,
     close: down,

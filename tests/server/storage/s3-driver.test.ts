@@ -5,7 +5,8 @@ import { S3Storage } from '../../../server/storage/s3.ts';
 import { StorageError } from '../../../server/storage/storage.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { until } from '../../helpers/poll.ts';
-import { S3_AVAILABLE, s3Endpoint, s3Settings, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
+import { S3_AVAILABLE, createTestBucket, s3Endpoint, s3Settings, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
+import { startTcpProxy } from '../../helpers/tcp-proxy.ts';
 import { openDriver, pattern, readAll, source } from './drivers.ts';
 
 /** What only the S3 driver promises (issue 10): its layout in the store and its failures. */
@@ -116,6 +117,45 @@ describe.skipIf(!S3_AVAILABLE)('S3 driver', () => {
     expect(logs.join('\n')).toMatch(/NoSuchBucket/);
     await expect(s3.assertReady()).rejects.toThrow('S3 bucket "stash-no-such-bucket" does not exist (S3_BUCKET)');
     expect(await s3.ping()).toBe(false);
+  });
+
+  /** A driver on a fresh bucket reached through a relay that can slow or cut the store's answers. */
+  const behindProxy = async (silenceMs: number) => {
+    const endpoint = await s3Endpoint();
+    const b = await createTestBucket(endpoint);
+    const proxy = await startTcpProxy(Number(new URL(endpoint).port));
+    const logs: string[] = [];
+    const s3 = new S3Storage(s3Settings(proxy.url, b.bucket), { chunkSize: 16 * MiB, silenceMs, log: (m) => logs.push(m) });
+    closers.push(async () => {
+      s3.client.destroy();
+      await proxy.close();
+      await b.drop();
+    });
+    return { s3, proxy, logs };
+  };
+  const COMPLETE = /^POST [^ ]*\?uploadId=/;
+
+  it('waits for a store that stays silent past the silence limit while it completes the file', async () => {
+    const { s3, proxy, logs } = await behindProxy(1000);
+    const file = pattern(6 * MiB);
+    await s3.writeAt(KEY, 0, source(file));
+    // moto took 26 s to complete 1 GiB, past the 20 s a store may be silent on other calls.
+    proxy.answers({ request: COMPLETE, ms: 2500 });
+    await s3.finalize(KEY, file.length);
+    expect((await readAll(s3.read(KEY))).equals(file)).toBe(true);
+    // Not given up at the silence limit (then tried again, saved only by the lost answer's check).
+    expect(logs).toEqual([]);
+  });
+
+  it('a completion whose answer is lost after the store made the file still finalizes it', async () => {
+    const { s3, proxy, logs } = await behindProxy(1000);
+    const file = pattern(6 * MiB);
+    await s3.writeAt(KEY, 0, source(file));
+    proxy.answers({ request: COMPLETE, ms: null });
+    await s3.finalize(KEY, file.length);
+    proxy.answers(null);
+    expect((await readAll(s3.read(KEY))).equals(file)).toBe(true);
+    expect(logs.join('\n')).toMatch(/the store made the object though its answer was lost/);
   });
 
   it('an unreachable store is a 503 the client may retry', async () => {
