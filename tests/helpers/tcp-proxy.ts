@@ -50,7 +50,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         let pending: { ms: number | null; held: Buffer[] | null; closed?: boolean } | null = null;
         client.on('error', drop).on('close', drop);
         // A server that closes after answering (moto does) has its held answer delivered first.
-        const upstreamGone = () => (pending?.held ? (pending.closed = true) : drop());
+        const upstreamGone = () => {
+          if (pending?.held) pending.closed = true;
+          else drop();
+        };
         upstream.on('error', upstreamGone).on('close', upstreamGone);
         let dead = silent;
         const answering = (data: Buffer): boolean => {
