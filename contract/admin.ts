@@ -17,6 +17,7 @@ import {
   endpoint,
 } from './common.ts';
 import { FileList, FileSort } from './files.ts';
+export { MIME_PATTERN } from './mime-pattern.ts';
 
 const TokenOnly = Body({ token: Token });
 
@@ -56,8 +57,6 @@ export const adminUpdateSettings = endpoint(
   SuccessOnly,
 );
 
-/** A MIME entry is `type/subtype` or `type/*` (design §7). */
-export const MIME_PATTERN = '^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}/(\\*|[a-z0-9][a-z0-9!#$&^_.+-]{0,126})$';
 
 export const adminAddMimeTypes = endpoint(
   '/api/v1/admin/update/mimetypes',

@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { Body, Filter, Ok, Page, PageSize, SuccessMessage, Token, endpoint } from './common.ts';
+import { FILES_UPLOAD_PATH } from './upload-fields.ts';
 
-/** Spec §9: every chunk but the last is exactly this many bytes. */
-export const CHUNK_SIZE = 83_886_080;
+export { CHUNK_SIZE, UPLOAD_FIELDS } from './upload-fields.ts';
 
 /** Spec §3 File. width/height are null when they cannot be read from the bytes. */
 export const File = Type.Object({
@@ -31,24 +31,8 @@ export type FileSort = Static<typeof FileSort>;
 
 export const FileList = Type.Object({ success: Ok, files: Type.Array(File), totalImages: Type.Integer() });
 
-/**
- * `files/upload` is multipart, so its fields are checked by hand on the server; these are the
- * names (spec §7 plus the resume extensions of design §7).
- */
-export const UPLOAD_FIELDS = {
-  token: 'token',
-  originalname: 'originalname',
-  totalChunks: 'totalChunks',
-  chunkIndex: 'chunkIndex',
-  uploadId: 'uploadId',
-  fileSize: 'fileSize',
-  chunkHash: 'chunkHash',
-  chunkOffset: 'chunkOffset',
-  file: 'file',
-} as const;
-
 export const filesUpload = {
-  path: '/api/v1/files/upload',
+  path: FILES_UPLOAD_PATH,
   /** Answer to a chunk that is not the last one to arrive. */
   chunkResponse: Type.Object({ success: Ok, received: Type.Array(Type.Integer()), totalChunks: Type.Integer() }),
   /** Answer once every byte is stored: the file is listed. */

@@ -3,7 +3,7 @@ import { broadcastChannel, globalNetwork } from '../upload/queue/environment.ts'
 import { fetchTransport } from '../upload/queue/transport.ts';
 import { tokenKey } from '../upload/queue/account.ts';
 import { UploadQueue } from '../upload/queue/upload-queue.ts';
-import { CHUNK_SIZE } from '../../contract/files.ts';
+import { CHUNK_SIZE } from '../../contract/upload-fields.ts';
 import { finishedNotice, newlyFinished } from '../upload/finished-notice.ts';
 import { isPending, type UploadItem } from '../upload/uploader.ts';
 

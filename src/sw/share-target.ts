@@ -1,7 +1,7 @@
 import { UploadStore } from '../upload/store/upload-store.ts';
 import { newUploadRecord, writeFileChunks } from '../upload/store/write-chunks.ts';
 import { fingerprintOf } from '../upload/store/fingerprint.ts';
-import { CHUNK_SIZE } from '../../contract/files.ts';
+import { CHUNK_SIZE } from '../../contract/upload-fields.ts';
 
 /** The manifest's share_target action (public/manifest.webmanifest). */
 export const SHARE_TARGET_PATH = '/share-target';

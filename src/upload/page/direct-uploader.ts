@@ -1,5 +1,5 @@
 import type { filesUploadCancel, UploadChunkResponse, UploadDoneResponse } from '../../../contract/files.ts';
-import { UPLOAD_FIELDS, filesUpload } from '../../../contract/files.ts';
+import { FILES_UPLOAD_PATH, UPLOAD_FIELDS } from '../../../contract/upload-fields.ts';
 import { call, errorMessage, postForm, toApiError } from '../../lib/api-client.ts';
 import { getRuntimeConfig } from '../../lib/runtime-config.ts';
 import { getToken } from '../../lib/token.ts';
@@ -22,7 +22,7 @@ interface Entry {
 
 type Send = (form: FormData, onProgress: (sent: number) => void, signal: AbortSignal) => Promise<UploadChunkResponse | UploadDoneResponse>;
 
-const defaultSend: Send = (form, onProgress, signal) => postForm(filesUpload.path, form, onProgress, signal);
+const defaultSend: Send = (form, onProgress, signal) => postForm(FILES_UPLOAD_PATH, form, onProgress, signal);
 
 /**
  * The main-thread uploader (issue 4): chunks of config.chunkSize (spec §9, 80 MB) sent in order,

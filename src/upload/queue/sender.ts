@@ -1,4 +1,4 @@
-import { UPLOAD_FIELDS } from '../../../contract/files.ts';
+import { UPLOAD_FIELDS } from '../../../contract/upload-fields.ts';
 import type { UploadRecord } from '../store/schema.ts';
 import type { ChunkSource } from './chunk-source.ts';
 import { isSendable } from './records.ts';

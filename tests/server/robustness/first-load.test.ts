@@ -33,3 +33,19 @@ describe.skipIf(!fs.existsSync(path.join(dist, 'index.html')))('the built web ap
     for (const pattern of heavy) expect(sources.filter((s) => pattern.test(s)), String(pattern)).toEqual([]);
   });
 });
+
+/**
+ * contract/README.md: the web app takes types from the contract, never its schemas. One value
+ * imported from a schema file puts TypeBox and that file's schemas into the bundle, where they are
+ * evaluated on every start: of the signed-in page, of the upload worker, of the service worker.
+ */
+describe.skipIf(!fs.existsSync(path.join(dist, 'index.html')))('the built web app’s scripts', () => {
+  it('carry no schema library: not a page chunk, not the upload worker, not the service worker', () => {
+    const assets = path.join(dist, 'assets');
+    const maps = [...fs.readdirSync(assets).filter((f) => f.endsWith('.js.map')).map((f) => path.join(assets, f)), path.join(dist, 'sw.js.map')];
+    expect(maps.some((m) => /upload\.worker-[^/]*\.js\.map$/.test(m))).toBe(true);
+    expect(fs.existsSync(path.join(dist, 'sw.js.map'))).toBe(true);
+    const carrying = maps.filter((m) => (JSON.parse(fs.readFileSync(m, 'utf8')) as { sources: string[] }).sources.some((s) => s.includes('node_modules/typebox/')));
+    expect(carrying.map((m) => path.relative(dist, m))).toEqual([]);
+  });
+});
