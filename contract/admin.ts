@@ -57,7 +57,6 @@ export const adminUpdateSettings = endpoint(
   SuccessOnly,
 );
 
-
 export const adminAddMimeTypes = endpoint(
   '/api/v1/admin/update/mimetypes',
   Body({ token: Token, mimeTypes: Type.String({ minLength: 1, maxLength: 8192 }) }),
