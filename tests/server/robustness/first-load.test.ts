@@ -5,12 +5,16 @@ import { describe, expect, it } from 'vitest';
 import { brotliBytes, FIRST_LOAD_BUDGET_BYTES, firstLoadScripts } from '../../../bench/js-size.ts';
 
 const dist = path.resolve(import.meta.dirname, '../../../dist');
+const notBuilt = !fs.existsSync(path.join(dist, 'index.html'));
+
+/** The modules a built script was made from, read from its source map. */
+const sourcesOf = (mapFile: string): string[] => (JSON.parse(fs.readFileSync(mapFile, 'utf8')) as { sources: string[] }).sources;
 
 /**
  * Issue 9: a first visit to `/` puts < 60 KiB of JavaScript on the wire. Sizes of the built
  * module graph, not times; run by .ci/run after `npm run build` (skipped when there is no build).
  */
-describe.skipIf(!fs.existsSync(path.join(dist, 'index.html')))('the built web app’s first load', () => {
+describe.skipIf(notBuilt)('the built web app’s first load', () => {
   // Read inside each test: vitest runs a describe's body to collect it even when it is skipped.
   const built = () => firstLoadScripts(dist);
 
@@ -27,7 +31,7 @@ describe.skipIf(!fs.existsSync(path.join(dist, 'index.html')))('the built web ap
     const scripts = built();
     // The build writes a source map for every chunk with code from a module (the bundler's tiny runtime has none).
     const maps = scripts.map((f) => path.join(dist, `${f}.map`)).filter((m) => fs.existsSync(m));
-    const sources = maps.flatMap((m) => (JSON.parse(fs.readFileSync(m, 'utf8')) as { sources: string[] }).sources);
+    const sources = maps.flatMap(sourcesOf);
     expect(sources.some((s) => s.includes('src/features/public/landing-page.tsx'))).toBe(true);
     const heavy = [/node_modules\/(axios|typebox|comlink|react-dom)\//, /src\/upload\//, /src\/features\/(admin|upload|files|settings|invites|auth)\/[^/]*-page\.tsx$/, /src\/app\/signed-in-layout\.tsx$/];
     for (const pattern of heavy) expect(sources.filter((s) => pattern.test(s)), String(pattern)).toEqual([]);
@@ -39,13 +43,13 @@ describe.skipIf(!fs.existsSync(path.join(dist, 'index.html')))('the built web ap
  * imported from a schema file puts TypeBox and that file's schemas into the bundle, where they are
  * evaluated on every start: of the signed-in page, of the upload worker, of the service worker.
  */
-describe.skipIf(!fs.existsSync(path.join(dist, 'index.html')))('the built web app’s scripts', () => {
+describe.skipIf(notBuilt)('the built web app’s scripts', () => {
   it('carry no schema library: not a page chunk, not the upload worker, not the service worker', () => {
     const assets = path.join(dist, 'assets');
     const maps = [...fs.readdirSync(assets).filter((f) => f.endsWith('.js.map')).map((f) => path.join(assets, f)), path.join(dist, 'sw.js.map')];
     expect(maps.some((m) => /upload\.worker-[^/]*\.js\.map$/.test(m))).toBe(true);
     expect(fs.existsSync(path.join(dist, 'sw.js.map'))).toBe(true);
-    const carrying = maps.filter((m) => (JSON.parse(fs.readFileSync(m, 'utf8')) as { sources: string[] }).sources.some((s) => s.includes('node_modules/typebox/')));
+    const carrying = maps.filter((m) => sourcesOf(m).some((s) => s.includes('node_modules/typebox/')));
     expect(carrying.map((m) => path.relative(dist, m))).toEqual([]);
   });
 });
