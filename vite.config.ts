@@ -4,6 +4,7 @@ import react from '@vitejs/plugin-react';
 import { VitePWA } from 'vite-plugin-pwa';
 import { precompressDir } from './scripts/precompress.mjs';
 import { prerenderPublicPages } from './scripts/prerender.mjs';
+import { productionBuilds } from './scripts/production-builds.mjs';
 import { reactToPreact } from './scripts/react-to-preact.mjs';
 
 /** Design §11: .br and .gz twins of the built text files (scripts/precompress.mjs). */
@@ -46,8 +47,9 @@ function prerender(): Plugin {
 // The API and files hosts come from /config.json at run time (design §2), so nothing
 // deployment-specific is baked into the build.
 export default defineConfig({
-  // React's names on preact/compat (scripts/react-to-preact.mjs says why).
-  resolve: { alias: reactToPreact },
+  // React's names on preact/compat, and the production builds of packages whose exports say
+  // otherwise (scripts/react-to-preact.mjs and production-builds.mjs say why).
+  resolve: { alias: [...reactToPreact, ...productionBuilds] },
   plugins: [
     react(),
     VitePWA({

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { productionBuilds } from './production-builds.mjs';
 import { reactToPreact } from './react-to-preact.mjs';
 
 /** Where the markup goes, beside the shell it is spliced into. */
@@ -18,11 +19,11 @@ const PLACEHOLDERS = { siteName: '%%STASH_SITE_NAME%%', communityUrl: '%%STASH_C
 /** Stands in for the operator's wallets, only to find the pages that list them. */
 const SAMPLE_WALLETS = [{ label: 'Sample', address: 'sample-address' }];
 
-/** React's names resolved as the browser build resolves them (vite.config.ts's alias). */
+/** React's names, and the packages given their production builds, resolved as the browser build resolves them (vite.config.ts's alias). */
 const preactForReact = {
   name: 'react-to-preact',
   setup(esbuild) {
-    for (const { find, replacement } of reactToPreact) {
+    for (const { find, replacement } of [...reactToPreact, ...productionBuilds]) {
       esbuild.onResolve({ filter: find }, (args) => esbuild.resolve(replacement, { kind: args.kind, resolveDir: args.resolveDir }));
     }
   },

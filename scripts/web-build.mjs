@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** What the build is made from: a change to any of them makes dist/ stale. */
-const INPUTS = ['src', 'public', 'contract', 'index.html', 'vite.config.ts', 'scripts/prerender.mjs', 'scripts/precompress.mjs', 'scripts/react-to-preact.mjs', 'package-lock.json'];
+const INPUTS = ['src', 'public', 'contract', 'index.html', 'vite.config.ts', 'scripts/prerender.mjs', 'scripts/precompress.mjs', 'scripts/react-to-preact.mjs', 'scripts/production-builds.mjs', 'package-lock.json'];
 
 /** Newest modification time under `target` (0 when it is missing); server-build.mjs uses it too. */
 export function newestMtime(target) {

@@ -44,12 +44,26 @@ describe.skipIf(notBuilt)('the built web app’s first load', () => {
  * evaluated on every start: of the signed-in page, of the upload worker, of the service worker.
  */
 describe.skipIf(notBuilt)('the built web app’s scripts', () => {
-  it('carry no schema library: not a page chunk, not the upload worker, not the service worker', () => {
+  /** The source map of every built script: page chunks, the upload worker's, the service worker's. */
+  const builtMaps = (): string[] => {
     const assets = path.join(dist, 'assets');
-    const maps = [...fs.readdirSync(assets).filter((f) => f.endsWith('.js.map')).map((f) => path.join(assets, f)), path.join(dist, 'sw.js.map')];
+    return [...fs.readdirSync(assets).filter((f) => f.endsWith('.js.map')).map((f) => path.join(assets, f)), path.join(dist, 'sw.js.map')];
+  };
+
+  it('carry no schema library: not a page chunk, not the upload worker, not the service worker', () => {
+    const maps = builtMaps();
     expect(maps.some((m) => /upload\.worker-[^/]*\.js\.map$/.test(m))).toBe(true);
     expect(fs.existsSync(path.join(dist, 'sw.js.map'))).toBe(true);
     const carrying = maps.filter((m) => sourcesOf(m).some((s) => s.includes('node_modules/typebox/')));
     expect(carrying.map((m) => path.relative(dist, m))).toEqual([]);
+  });
+
+  // scripts/production-builds.mjs: React Router's export map and workbox-window's `module` field
+  // hand the bundler a development and an ES5 build.
+  it('take the production builds of React Router and workbox-window', () => {
+    const sources = builtMaps().flatMap(sourcesOf);
+    expect(sources.some((s) => s.includes('node_modules/react-router/dist/production/'))).toBe(true);
+    expect(sources.some((s) => s.endsWith('node_modules/workbox-window/build/workbox-window.prod.mjs'))).toBe(true);
+    expect(sources.filter((s) => /node_modules\/react-router\/dist\/development\/|workbox-window\.(dev|prod\.es5)\./.test(s))).toEqual([]);
   });
 });

@@ -1,0 +1,1 @@
+export declare const productionBuilds: { find: RegExp; replacement: string }[];
