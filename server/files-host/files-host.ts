@@ -73,9 +73,19 @@ export function answerFast(
   if (url.charCodeAt(0) !== 47 /* '/' */ || url.includes('?') || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
   const meta = host.cache.get(url.slice(1));
   if (!meta) return false;
-  // Counted only for a cached file (never /healthz); a 429 is Fastify's to answer.
-  const limited = limiter?.take(req, req.socket.remoteAddress ?? '');
-  if (limited && !limited.allowed) return false;
+  if (!limiter) return answerCached(deps, meta, log, req, res, undefined);
+  // Counted only for a cached file (never /healthz); a 429 is Fastify's to answer. Whatever goes
+  // on to Fastify after being counted takes its count with it.
+  const limited = limiter.count(req, req.socket.remoteAddress ?? '');
+  if (limited.allowed && answerCached(deps, meta, log, req, res, limited)) return true;
+  limiter.handOn(req, limited);
+  return false;
+}
+
+/** answerFast's answer for a file in the cache; false when Fastify is to answer after all. */
+function answerCached(deps: Deps, meta: FileMeta, log: FastifyBaseLogger, req: IncomingMessage, res: ServerResponse, limited: LimitDecision | undefined): boolean {
+  const method = req.method;
+  const url = req.url;
   const started = performance.now();
   const conditional = notModified(req.headers, meta.etag, meta.timeCreated);
   const range = conditional ? null : rangeOf(req.headers, meta);

@@ -38,26 +38,38 @@ export class FilesIpLimiter {
    */
   private readonly socketKeys = new WeakMap<Socket, { ip: string; key: string }>();
   /**
-   * Each request's decision, so the fast path and Fastify's hook count it once. Beside the
-   * request rather than on it: a property added to every request changes its shape for all of
-   * Node's HTTP code that handles it.
+   * The decisions of requests the fast path counted and then handed to Fastify, so its hook does
+   * not count them again. Only those: the fast path answers nearly every request itself, and an
+   * entry for each would be a weak reference the garbage collector has to trace for nothing.
+   * Beside the request rather than on it: a property added to a request changes its shape for
+   * all of Node's HTTP code that handles it.
    */
-  private readonly decided = new WeakMap<IncomingMessage, LimitDecision>();
+  private readonly handedOn = new WeakMap<IncomingMessage, LimitDecision>();
+  /** The limit as its header says it, made once. */
+  private readonly limitHeader: string;
 
   constructor(
     private readonly salt: string,
     private readonly max: number,
     private readonly windowMs = 60_000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.limitHeader = String(max);
+  }
 
-  /** Counts one request from `ip`; its decision is kept beside it so it is counted once. */
+  /** The fast path's count of one request from `ip`; `handOn` it if Fastify is to answer after all. */
+  count(req: IncomingMessage, ip: string): LimitDecision {
+    return this.countKey(this.keyOf(req.socket, ip));
+  }
+
+  /** A request the fast path counted goes to Fastify: its hook takes this decision. */
+  handOn(req: IncomingMessage, decision: LimitDecision): void {
+    this.handedOn.set(req, decision);
+  }
+
+  /** Fastify's hook: the decision the fast path handed on with the request, or a new count. */
   take(req: IncomingMessage, ip: string): LimitDecision {
-    const known = this.decided.get(req);
-    if (known) return known;
-    const decision = this.count(this.keyOf(req.socket, ip));
-    this.decided.set(req, decision);
-    return decision;
+    return this.handedOn.get(req) ?? this.count(req, ip);
   }
 
   private keyOf(socket: Socket, ip: string): string {
@@ -68,7 +80,7 @@ export class FilesIpLimiter {
     return key;
   }
 
-  private count(key: string): LimitDecision {
+  private countKey(key: string): LimitDecision {
     const now = this.now();
     this.forgetEnded(now);
     let window = this.windows.get(key);
@@ -81,7 +93,7 @@ export class FilesIpLimiter {
     return {
       allowed: window.count <= this.max,
       headers: {
-        'x-ratelimit-limit': String(this.max),
+        'x-ratelimit-limit': this.limitHeader,
         'x-ratelimit-remaining': String(Math.max(0, this.max - window.count)),
         'x-ratelimit-reset': String(resetSeconds),
       },

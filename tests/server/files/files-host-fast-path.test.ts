@@ -153,6 +153,22 @@ describe.each(DIALECTS)('the files host fast path on %s', (dialect) => {
     expect((await t.files.inject({ method: 'GET', url: `/${name}`, remoteAddress: '192.0.2.44' })).statusCode).toBe(200);
   });
 
+  it('counts once a request the fast path counted and then left to Fastify (a Range past the end)', async () => {
+    t = await createHttpTestApp(dialect, { env: { RATE_LIMITS: 'on', FILES_RATE_LIMIT: '6' } });
+    const name = await upload(randomBytes(100), 'limited-range.bin');
+    const first = await fetch(`${t.filesUrl}/${name}`);
+    await first.arrayBuffer();
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('5');
+    // Cached now: the fast path counts it, cannot satisfy the Range, and Fastify answers 416.
+    const past = await fetch(`${t.filesUrl}/${name}`, { headers: { range: 'bytes=500-600' } });
+    await past.arrayBuffer();
+    expect(past.status).toBe(416);
+    expect(past.headers.get('x-ratelimit-remaining')).toBe('4');
+    const next = await fetch(`${t.filesUrl}/${name}`);
+    await next.arrayBuffer();
+    expect(next.headers.get('x-ratelimit-remaining')).toBe('3');
+  });
+
   it("sends a big file through Fastify with the rate limiter's headers when limits are on", async () => {
     // Chunks (and so S3 pieces) of 4 MiB, not the helper's 1 KiB: on S3 the 2 MiB file was 2,049
     // piece objects put and copied back together, 55-61 s on moto against the 60 s test limit.

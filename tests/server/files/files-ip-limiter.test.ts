@@ -12,9 +12,11 @@ describe('FilesIpLimiter', () => {
     let now = 1_000_000;
     const limiter = new FilesIpLimiter('salt', 2, 60_000, () => now);
     const first = request();
-    expect(limiter.take(first, '198.51.100.7').headers['x-ratelimit-remaining']).toBe('1');
+    const counted = limiter.count(first, '198.51.100.7');
+    expect(counted.headers['x-ratelimit-remaining']).toBe('1');
     // Handed from the fast path to Fastify's hook: the same decision, not a second count.
-    expect(limiter.take(first, '198.51.100.7').headers['x-ratelimit-remaining']).toBe('1');
+    limiter.handOn(first, counted);
+    expect(limiter.take(first, '198.51.100.7')).toBe(counted);
     expect(limiter.take(request(), '198.51.100.7').allowed).toBe(true);
     now += 30_000;
     const over = limiter.take(request(), '198.51.100.7');
