@@ -2,7 +2,8 @@ import { PostgresAdapter, sql } from 'kysely';
 import { containsInsensitive, type Database } from '../../db/index.ts';
 import type { FilesTable } from '../../db/schema.ts';
 import type { FileSort } from '../../../contract/files.ts';
-import { anchoredPageIds, orderOf } from './list-anchors.ts';
+import { adoptKeptAnchors, anchoredPageIds, listOfKey, orderOf } from './list-anchors.ts';
+import { loadLargestAnchors } from './list-anchors-store.ts';
 import { containsThroughPieces, nameStats, probePieces, type NameStats } from './name-probe.ts';
 
 export type FileRow = FilesTable & { username: string };
@@ -79,6 +80,26 @@ function usersNamed(db: Database, username: string) {
 
 function isPostgres(db: Database): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/** Lists whose kept anchors a process takes at start, the largest first (each ≤ 1,000 anchors per million files). */
+const PRELOADED_LISTS = 16;
+
+/**
+ * Issue 9, the first deep page of a freshly started process: the kept anchors of the largest
+ * lists, read and carried to their lists' counters before the api listens, so that page reads
+ * and carries none of them (bench/README.md). Returns how many lists were taken; a list whose
+ * anchors cannot be carried is left to its first deep page, as before.
+ */
+export async function preloadListAnchors(db: Database, limit = PRELOADED_LISTS): Promise<number> {
+  let taken = 0;
+  for (const stored of await loadLargestAnchors(db, limit)) {
+    const list = listOfKey(stored.list);
+    if (!list) continue;
+    const { total, changes } = await countFiles(db, list.userId ? { userId: list.userId } : {});
+    if (changes !== null && (await adoptKeptAnchors(db, list, stored, changes, total))) taken++;
+  }
+  return taken;
 }
 
 /**

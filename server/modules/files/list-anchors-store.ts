@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Database } from '../../db/index.ts';
 
 /** A row of a list (its sort key and id) and its place in the list. */
@@ -20,7 +21,24 @@ export interface StoredAnchors {
  */
 export async function loadAnchors(db: Database, list: string): Promise<StoredAnchors | null> {
   const row = await db.selectFrom('file_list_anchors').select(['changes', 'anchors']).where('list', '=', list).executeTakeFirst();
-  if (!row) return null;
+  return row ? readStored(row) : null;
+}
+
+/** The kept anchors of the `limit` largest lists (most anchors first), with their list keys; rows that do not read as anchors left out. */
+export async function loadLargestAnchors(db: Database, limit: number): Promise<(StoredAnchors & { list: string })[]> {
+  const rows = await db
+    .selectFrom('file_list_anchors')
+    .select(['list', 'changes', 'anchors'])
+    .orderBy(sql`length(anchors)`, 'desc')
+    .limit(limit)
+    .execute();
+  return rows.flatMap((row) => {
+    const stored = readStored(row);
+    return stored ? [{ list: row.list, ...stored }] : [];
+  });
+}
+
+function readStored(row: { changes: number | string | bigint; anchors: string }): StoredAnchors | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(row.anchors);

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PostgresAdapter, sql, type RawBuilder } from 'kysely';
 import type { Database } from '../../db/index.ts';
 import type { FileSort } from '../../../contract/files.ts';
-import { loadAnchors, saveAnchors, type Anchor } from './list-anchors-store.ts';
+import { loadAnchors, saveAnchors, type Anchor, type StoredAnchors } from './list-anchors-store.ts';
 
 /**
  * Issue 9, deep pages at a million files. The API pages by number (spec §7), so page 83,333
@@ -51,6 +51,7 @@ const MAX_GAP = 4 * STRIDE;
 const MAX_LISTS = 64;
 
 type Sort = NonNullable<FileSort>;
+const SORTS: readonly Sort[] = ['newest', 'oldest', 'largest', 'smallest'];
 type OrderColumn = 'files.time_created' | 'files.size' | 'files.id';
 type OrderTerm = [OrderColumn, 'asc' | 'desc'];
 
@@ -173,10 +174,8 @@ function nearest(anchors: Anchor[], offset: number): Anchor | undefined {
  */
 async function buildFor(db: Database, list: AnchoredList, changes: number, total: number): Promise<{ build: Build; started: boolean } | null> {
   const found = (build: Build) => ({ build, started: false });
-  let lists = builds.get(db);
-  if (!lists) builds.set(db, (lists = new Map()));
-  // Also the kept walk's key in the database (text: no NUL); owner ids are hex, so ':' is unambiguous.
-  const key = `${list.userId ?? '*'}:${list.sort}`;
+  const lists = listsOf(db);
+  const key = keyOf(list);
   const known = lists.get(key);
   if (known && known.changes > changes) return null;
   if (known && known.changes === changes) return found(kept(lists, key, known));
@@ -201,6 +200,44 @@ async function buildFor(db: Database, list: AnchoredList, changes: number, total
     return saveAnchors(db, key, list.userId, build.changes, build.anchors);
   });
   return { build, started: true };
+}
+
+/** This process's anchors for the lists of `db`, by list key. */
+function listsOf(db: Database): Map<string, Build> {
+  let lists = builds.get(db);
+  if (!lists) builds.set(db, (lists = new Map()));
+  return lists;
+}
+
+/** The key a list's anchors go by, in a process and in the database (text: no NUL); owner ids are hex, so ':' is unambiguous. */
+function keyOf(list: AnchoredList): string {
+  return `${list.userId ?? '*'}:${list.sort}`;
+}
+
+/** The list a key names; null for a key this code did not make. */
+export function listOfKey(key: string): AnchoredList | null {
+  const at = key.lastIndexOf(':');
+  const owner = key.slice(0, at);
+  const sort = key.slice(at + 1);
+  const known = SORTS.find((s) => s === sort);
+  if (at < 1 || !known) return null;
+  return owner === '*' ? { sort: known } : { userId: owner, sort: known };
+}
+
+/**
+ * Takes another process's kept anchors (`stored`) as this process's own for `list`, carried to
+ * the list's counter `changes` (count `total`); false when they are newer than it or cannot be
+ * carried. For the start: the first deep page then reads and carries nothing.
+ */
+export async function adoptKeptAnchors(db: Database, list: AnchoredList, stored: StoredAnchors, changes: number, total: number): Promise<boolean> {
+  if (stored.changes > changes) return false;
+  const walked = whole(stored.changes, stored.anchors, stored.changes);
+  const build = stored.changes === changes ? walked : await carried(db, list, walked, changes, total);
+  if (!build) return false;
+  const lists = listsOf(db);
+  const known = lists.get(keyOf(list));
+  if (!known || known.changes < build.changes) kept(lists, keyOf(list), build);
+  return true;
 }
 
 /** Anchors whole from the start (carried or loaded). */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, type HttpTestApp } from '../../helpers/upload.ts';
 import { sql } from 'kysely';
-import { listFiles, pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { listFiles, pageIdsQuery, preloadListAnchors } from '../../../server/modules/files/files.repository.ts';
 import { openDatabase, type Database } from '../../../server/db/index.ts';
 import { anchorWalks, KEEP_EVERY, orderOf, STRIDE } from '../../../server/modules/files/list-anchors.ts';
 import { LOG_KEPT } from '../../../server/db/migrations/2026-11-29-10-file-list-log.ts';
@@ -57,6 +57,16 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
       return kept.filter((k) => Number(k.changes) === (k.user_id === null ? site : Number(owners.find((o) => o.user_id === k.user_id)?.changes))).length;
     };
     expect(await until(current, (n) => n >= count), 'lists whose walk ended').toBe(count);
+  }
+
+  /** A new app and a user whose 2,600 files had their four lists walked and kept, page 334 asked of each. */
+  async function walkedList() {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    await insert(user.id, 2 * STRIDE + 600, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + (i % 40) }), false);
+    await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
+    await walksEnded(4);
+    return user;
   }
 
   /** A second handle on this test's database, with list anchors of its own, as another server process has. */
@@ -237,6 +247,28 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     }
   });
 
+  it("takes the largest lists' kept anchors at start: a new process's first deep pages read, carry and walk nothing", async () => {
+    const user = await walkedList();
+    // Changes since the kept walk, for the start to carry; and a row no list of this code names.
+    await insert(user.id, 3, (i) => ({ size: 1_000 + i, time: 1_800_000_000 + i }), false);
+    await t.deps.db.insertInto('file_list_anchors').values({ list: 'not-a-list', user_id: null, changes: 1, anchors: '[]' }).execute();
+    const second = await otherProcess();
+    try {
+      expect(await preloadListAnchors(second.db)).toBe(4);
+      // Nothing kept to load on demand any more: only what the start took can spare a walk.
+      await t.deps.db.deleteFrom('file_list_anchors').execute();
+      for (const sort of SORTS) {
+        for (const page of [167, 334, 434]) {
+          const rows = (await listFiles(second.db, { userId: user.id, sort, page, pageSize: 6 })).rows.map((r) => r.actual_name);
+          expect(rows, `${sort} page ${page}`).toEqual(await offsetPage(user.id, sort, page, 6));
+        }
+      }
+      expect(anchorWalks(second.db), 'walks by the new process').toBe(0);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('walks when the kept anchors do not read as anchors', async () => {
     t = await createHttpTestApp(dialect);
     const user = await t.createUser();
@@ -257,11 +289,7 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
   });
 
   it('keeps the anchors it carried for other processes every KEEP_EVERY changes', async () => {
-    t = await createHttpTestApp(dialect);
-    const user = await t.createUser();
-    await insert(user.id, 2 * STRIDE + 600, (i) => ({ size: 10 + (i % 7), time: 1_700_000_000 + (i % 40) }), false);
-    await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
-    await walksEnded(4);
+    const user = await walkedList();
     // Carried across KEEP_EVERY changes, and kept at the new counter.
     await insert(user.id, KEEP_EVERY, (i) => ({ size: 2_000 + i, time: 1_800_000_000 + i }), false);
     await expectPagesAsOffset(user.token, user.id, [[334, 6]]);
