@@ -24,14 +24,19 @@ export async function loadAnchors(db: Database, list: string): Promise<StoredAnc
   return row ? readStored(row) : null;
 }
 
-/** The kept anchors of the `limit` largest lists (most anchors first), with their list keys; rows that do not read as anchors left out. */
+/**
+ * The kept anchors of the lists with the most files (the owner's kept count; the admin list's is
+ * the site's), at most `limit`, with their list keys; rows that do not read as anchors left out.
+ * Ordered by the counts, not by the anchors' own size: only the chosen rows' anchors are read.
+ */
 export async function loadLargestAnchors(db: Database, limit: number): Promise<(StoredAnchors & { list: string })[]> {
-  const rows = await db
-    .selectFrom('file_list_anchors')
-    .select(['list', 'changes', 'anchors'])
-    .orderBy(sql`length(anchors)`, 'desc')
-    .limit(limit)
-    .execute();
+  const largest = db
+    .selectFrom('file_list_anchors as a')
+    .leftJoin('file_counts as c', 'c.user_id', 'a.user_id')
+    .select('a.list')
+    .orderBy(sql`coalesce(c.file_count, (select file_count from file_totals where id = 1))`, 'desc')
+    .limit(limit);
+  const rows = await db.selectFrom('file_list_anchors').select(['list', 'changes', 'anchors']).where('list', 'in', largest).execute();
   return rows.flatMap((row) => {
     const stored = readStored(row);
     return stored ? [{ list: row.list, ...stored }] : [];

@@ -269,6 +269,31 @@ describe.each(DIALECTS)('deep list pages from anchors on %s (issue 9)', (dialect
     }
   });
 
+  it('takes the lists with the most files first when it cannot take them all', async () => {
+    const big = await walkedList();
+    const small = await t.createUser();
+    await insert(small.id, STRIDE + 300, (i) => ({ size: 10 + (i % 5), time: 1_700_000_000 + i }), false);
+    await expectPagesAsOffset(small.token, small.id, [[200, 6]]);
+    await walksEnded(8);
+    const second = await otherProcess();
+    try {
+      expect(await preloadListAnchors(second.db, 4)).toBe(4);
+      await t.deps.db.deleteFrom('file_list_anchors').execute();
+      const deepPages = async (userId: string, page: number) => {
+        for (const sort of SORTS) {
+          const rows = (await listFiles(second.db, { userId, sort, page, pageSize: 6 })).rows.map((r) => r.actual_name);
+          expect(rows, `${sort} page ${page}`).toEqual(await offsetPage(userId, sort, page, 6));
+        }
+      };
+      await deepPages(big.id, 334);
+      expect(anchorWalks(second.db), 'walks for the larger list').toBe(0);
+      await deepPages(small.id, 200);
+      expect(anchorWalks(second.db), 'walks for the smaller list').toBe(4);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('walks when the kept anchors do not read as anchors', async () => {
     t = await createHttpTestApp(dialect);
     const user = await t.createUser();
