@@ -93,10 +93,14 @@ const PRELOADED_LISTS = 16;
  */
 export async function preloadListAnchors(db: Database, limit = PRELOADED_LISTS): Promise<number> {
   let taken = 0;
+  // An owner's four sorts share one count: read once per owner (or once for the admin list).
+  const counts = new Map<string, Promise<{ total: number; changes: number | null }>>();
   for (const stored of await loadLargestAnchors(db, limit)) {
     const list = listOfKey(stored.list);
     if (!list) continue;
-    const { total, changes } = await countFiles(db, list.userId ? { userId: list.userId } : {});
+    const owner = list.userId ?? '*';
+    if (!counts.has(owner)) counts.set(owner, countFiles(db, list.userId ? { userId: list.userId } : {}));
+    const { total, changes } = await counts.get(owner)!;
     if (changes !== null && (await adoptKeptAnchors(db, list, stored, changes, total))) taken++;
   }
   return taken;

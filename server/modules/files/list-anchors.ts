@@ -230,13 +230,12 @@ export function listOfKey(key: string): AnchoredList | null {
  * carried. For the start: the first deep page then reads and carries nothing.
  */
 export async function adoptKeptAnchors(db: Database, list: AnchoredList, stored: StoredAnchors, changes: number, total: number): Promise<boolean> {
-  if (stored.changes > changes) return false;
-  const walked = whole(stored.changes, stored.anchors, stored.changes);
-  const build = stored.changes === changes ? walked : await carried(db, list, walked, changes, total);
+  const build = await carriedStored(db, list, stored, changes, total);
   if (!build) return false;
   const lists = listsOf(db);
-  const known = lists.get(keyOf(list));
-  if (!known || known.changes < build.changes) kept(lists, keyOf(list), build);
+  const key = keyOf(list);
+  const known = lists.get(key);
+  if (!known || known.changes < build.changes) kept(lists, key, build);
   return true;
 }
 
@@ -270,9 +269,15 @@ function carriedFrom(db: Database, list: AnchoredList, from: Build, changes: num
 /** The anchors another process's walk kept, carried to `changes`; null when there are none newer than this process's own, or they cannot be carried. */
 async function carriedFromStore(db: Database, list: AnchoredList, key: string, known: Build | undefined, changes: number, total: number): Promise<Build | null> {
   const stored = await loadAnchors(db, key).catch(() => null);
-  if (!stored || stored.changes > changes || (known?.complete && stored.changes <= known.changes)) return null;
+  if (!stored || (known?.complete && stored.changes <= known.changes)) return null;
+  return carriedStored(db, list, stored, changes, total);
+}
+
+/** Kept anchors (`stored`) carried to `changes`; null when they are newer than it or cannot be carried. */
+function carriedStored(db: Database, list: AnchoredList, stored: StoredAnchors, changes: number, total: number): Promise<Build | null> {
+  if (stored.changes > changes) return Promise.resolve(null);
   const walked = whole(stored.changes, stored.anchors, stored.changes);
-  return stored.changes === changes ? walked : carried(db, list, walked, changes, total);
+  return stored.changes === changes ? Promise.resolve(walked) : carried(db, list, walked, changes, total);
 }
 
 /** Keeps `build` as the list's anchors, least recently used last out. */
