@@ -5,6 +5,7 @@ import type { FileSort } from '../../../contract/files.ts';
 import { adoptKeptAnchors, anchoredPageIds, listOfKey, orderOf } from './list-anchors.ts';
 import { loadLargestAnchors } from './list-anchors-store.ts';
 import { containsThroughPieces, nameStats, probePieces, type NameStats } from './name-probe.ts';
+import { countRead, pageRead, trigramCandidatesWorth, type NameRead } from './sqlite-name-plan.ts';
 
 export type FileRow = FilesTable & { username: string };
 
@@ -44,10 +45,12 @@ function trigramMatch(q: FileFilters): string | null {
  * the planner never walks the owner's million rows instead); the `like` below still decides,
  * so the answers are exactly those of the plain scan. PostgreSQL's planner picks the pg_trgm
  * index for the `like` by itself; with `stats` it is asked only for the needle's rare pieces
- * (name-probe.ts).
+ * (name-probe.ts). `read` (SQLite, sqlite-name-plan.ts): 'index' leaves the trigram table out,
+ * 'scan' the owner's index too (`+` hides the column from the planner), so the table is read in
+ * the order it is stored.
  */
-function filtered(db: Database, q: FileFilters, stats?: NameStats) {
-  const match = isPostgres(db) ? null : trigramMatch(q);
+function filtered(db: Database, q: FileFilters, stats?: NameStats, read: NameRead = 'trigrams') {
+  const match = isPostgres(db) || read !== 'trigrams' ? null : trigramMatch(q);
   let query = match
     ? // The join only narrows which `files` rows are read; every later clause names `files` alone,
       // so the builder is typed as the plain `files` query it stands for.
@@ -57,7 +60,7 @@ function filtered(db: Database, q: FileFilters, stats?: NameStats) {
         .whereRef('files.actual_name', '=', 'files_names.actual_name')
         .where(sql<boolean>`files_names match ${match}`) as unknown as ReturnType<typeof plainFiles>)
     : plainFiles(db);
-  if (q.userId) query = query.where('files.user_id', '=', q.userId);
+  if (q.userId) query = read === 'scan' ? query.where(sql<string>`+${sql.ref('files.user_id')}`, '=', q.userId) : query.where('files.user_id', '=', q.userId);
   if (q.originalName) query = query.where(nameContains('original_name', q.originalName, stats));
   if (q.actualName) query = query.where(nameContains('actual_name', q.actualName, stats));
   if (q.username) query = query.where('files.user_id', 'in', usersNamed(db, q.username));
@@ -66,6 +69,10 @@ function filtered(db: Database, q: FileFilters, stats?: NameStats) {
 
 function nameContains(column: keyof NameStats, needle: string, stats: NameStats | undefined) {
   const ref = sql.ref(`files.${column}`);
+  // PostgreSQL: pg_trgm cannot narrow a needle shorter than a trigram, yet the planner still took
+  // its index for one, read all of it and rechecked every row (1.2 s to count "x" in a million
+  // files, 0.47 s by a scan, 2026-12-02); `|| ''` is the same name in an expression no index holds.
+  if (stats && [...needle].length < TRIGRAM) return containsInsensitive(sql`(${ref} || '')`, needle);
   const pieces = stats ? probePieces(needle.toLowerCase(), stats[column]) : null;
   return pieces ? containsThroughPieces(ref, needle, pieces) : containsInsensitive(ref, needle);
 }
@@ -111,7 +118,7 @@ export async function preloadListAnchors(db: Database, limit = PRELOADED_LISTS):
  * an owner's files, every file, or the files of the users a username filter picks. `changes`
  * comes with the owner's or the site's count (migration 2026-11-25-10), for the anchors.
  */
-async function countFiles(db: Database, q: FileFilters, stats?: NameStats): Promise<{ total: number; changes: number | null }> {
+async function countFiles(db: Database, q: FileFilters, stats?: NameStats, read?: NameRead): Promise<{ total: number; changes: number | null }> {
   if (!q.originalName && !q.actualName) {
     if (q.userId && !q.username) {
       const row = await db.selectFrom('file_counts').select(['file_count', 'changes']).where('user_id', '=', q.userId).executeTakeFirst();
@@ -130,22 +137,23 @@ async function countFiles(db: Database, q: FileFilters, stats?: NameStats): Prom
       return { total: Number(row?.n ?? 0), changes: null };
     }
   }
-  const count = await filtered(db, q, stats).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const count = await filtered(db, q, stats, read).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return { total: Number(count.n), changes: null };
 }
 
 /**
  * The ids of one page, read from an index that holds the sort key and the id (migration
  * 2026-11-22-21): even page 83,333 walks the index only, never the table. `stats`: see filtered.
+ * `read`: see filtered; with 'scan' the matches are sorted, as no index gives their order.
  */
-export function pageIdsQuery(db: Database, q: FileQuery, stats?: NameStats) {
-  let ids = filtered(db, q, stats).select('files.id');
+export function pageIdsQuery(db: Database, q: FileQuery, stats?: NameStats, read?: NameRead) {
+  let ids = filtered(db, q, stats, read).select('files.id');
   // PostgreSQL, name filter: the page is sorted from the filter's matches, as SQLite's CROSS JOIN
   // does. Walking the sort index and filtering on the way looked cheaper to the planner, but when
   // the matches sit together ("holiday-1" of a million files, uploaded in one stretch) it walked
   // 800,000 rows for six (0.8 s); sorting the matches costs at most what counting them does.
   // `+ 0` is the same order in an expression no index holds.
-  const fromMatches = isPostgres(db) && Boolean(q.originalName || q.actualName);
+  const fromMatches = read === 'scan' || (isPostgres(db) && Boolean(q.originalName || q.actualName));
   for (const [i, [column, direction]] of orderOf(q.sort).entries()) ids = ids.orderBy(fromMatches && i === 0 ? sql`${sql.ref(column)} + 0` : column, direction);
   return ids.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
 }
@@ -153,8 +161,9 @@ export function pageIdsQuery(db: Database, q: FileQuery, stats?: NameStats) {
 export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: FileRow[]; total: number }> {
   const offset = (q.page - 1) * q.pageSize;
   if (q.originalName || q.actualName) {
-    // Both read the same few index matches; PostgreSQL runs them at once on two connections.
-    const stats = isPostgres(db) ? await nameStats(db) : undefined;
+    if (!isPostgres(db)) return listByNameOnSqlite(db, q, offset);
+    // Both read the same few index matches, at once on two connections.
+    const stats = await nameStats(db);
     const [{ total }, rows] = await Promise.all([countFiles(db, q, stats), pageRows(db, q, pageIdsQuery(db, q, stats))]);
     return { rows: offset >= total ? [] : rows, total };
   }
@@ -169,6 +178,27 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
     if (rows.length > 0) return { rows, total };
   }
   return { rows: await pageRows(db, q, pageIdsQuery(db, q)), total };
+}
+
+/** SQLite, a name filter: from the trigram table while its candidates are few, else by the sort's index or a scan (sqlite-name-plan.ts). */
+async function listByNameOnSqlite(db: Database, q: FileQuery, offset: number): Promise<{ rows: FileRow[]; total: number }> {
+  const kept = await db.selectFrom('file_totals').select('file_count').where('id', '=', 1).executeTakeFirst();
+  const site = Number(kept?.file_count ?? 0);
+  const match = trigramMatch(q);
+  if (match) {
+    const worth = trigramCandidatesWorth(site);
+    const candidates = db.selectFrom('files_names').select(sql<number>`rowid`.as('r')).where(sql<boolean>`files_names match ${match}`).limit(worth).as('c');
+    const seen = await db.selectFrom(candidates).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    if (Number(seen.n) < worth) {
+      const { total } = await countFiles(db, q);
+      return { rows: offset >= total ? [] : await pageRows(db, q, pageIdsQuery(db, q)), total };
+    }
+  }
+  const own = q.userId ? await db.selectFrom('file_counts').select('file_count').where('user_id', '=', q.userId).executeTakeFirst() : kept;
+  const owner = Number(own?.file_count ?? 0);
+  const { total } = await countFiles(db, q, undefined, countRead(owner, site));
+  if (offset >= total) return { rows: [], total };
+  return { rows: await pageRows(db, q, pageIdsQuery(db, q, undefined, pageRead(owner, site, total, offset, q.pageSize))), total };
 }
 
 async function pageRows(db: Database, q: FileQuery, ids: ReturnType<typeof pageIdsQuery>): Promise<FileRow[]> {
