@@ -5,7 +5,8 @@ import type { FileSort } from '../../../contract/files.ts';
 import { adoptKeptAnchors, anchoredPageIds, listOfKey, orderOf } from './list-anchors.ts';
 import { loadLargestAnchors } from './list-anchors-store.ts';
 import { containsThroughPieces, nameStats, probePieces, type NameStats } from './name-probe.ts';
-import { countRead, pageRead, trigramCandidatesWorth, type NameRead } from './sqlite-name-plan.ts';
+import { LOOKUP_COST, countRead, pageRead, trigramCandidatesWorth, type NameRead } from './sqlite-name-plan.ts';
+import { countKey, keepCount, knownCount, type KnownCount } from './name-counts.ts';
 
 export type FileRow = FilesTable & { username: string };
 
@@ -61,18 +62,19 @@ function filtered(db: Database, q: FileFilters, stats?: NameStats, read: NameRea
         .where(sql<boolean>`files_names match ${match}`) as unknown as ReturnType<typeof plainFiles>)
     : plainFiles(db);
   if (q.userId) query = read === 'scan' ? query.where(sql<string>`+${sql.ref('files.user_id')}`, '=', q.userId) : query.where('files.user_id', '=', q.userId);
-  if (q.originalName) query = query.where(nameContains('original_name', q.originalName, stats));
-  if (q.actualName) query = query.where(nameContains('actual_name', q.actualName, stats));
+  if (q.originalName) query = query.where(nameContains('original_name', q.originalName, stats, read === 'index'));
+  if (q.actualName) query = query.where(nameContains('actual_name', q.actualName, stats, read === 'index'));
   if (q.username) query = query.where('files.user_id', 'in', usersNamed(db, q.username));
   return query;
 }
 
-function nameContains(column: keyof NameStats, needle: string, stats: NameStats | undefined) {
+/** `unindexed` (PostgreSQL): the page walks the sort's index and checks each row it passes. */
+function nameContains(column: keyof NameStats, needle: string, stats: NameStats | undefined, unindexed: boolean) {
   const ref = sql.ref(`files.${column}`);
   // PostgreSQL: pg_trgm cannot narrow a needle shorter than a trigram, yet the planner still took
   // its index for one, read all of it and rechecked every row (1.2 s to count "x" in a million
   // files, 0.47 s by a scan, 2026-12-02); `|| ''` is the same name in an expression no index holds.
-  if (stats && [...needle].length < TRIGRAM) return containsInsensitive(sql`(${ref} || '')`, needle);
+  if (stats && (unindexed || [...needle].length < TRIGRAM)) return containsInsensitive(sql`(${ref} || '')`, needle);
   const pieces = stats ? probePieces(needle.toLowerCase(), stats[column]) : null;
   return pieces ? containsThroughPieces(ref, needle, pieces) : containsInsensitive(ref, needle);
 }
@@ -153,7 +155,8 @@ export function pageIdsQuery(db: Database, q: FileQuery, stats?: NameStats, read
   // the matches sit together ("holiday-1" of a million files, uploaded in one stretch) it walked
   // 800,000 rows for six (0.8 s); sorting the matches costs at most what counting them does.
   // `+ 0` is the same order in an expression no index holds.
-  const fromMatches = read === 'scan' || (isPostgres(db) && Boolean(q.originalName || q.actualName));
+  // With 'index' (a known count says the matches are dense) the sort's index is walked instead.
+  const fromMatches = read === 'scan' || (isPostgres(db) && Boolean(q.originalName || q.actualName) && read !== 'index');
   for (const [i, [column, direction]] of orderOf(q.sort).entries()) ids = ids.orderBy(fromMatches && i === 0 ? sql`${sql.ref(column)} + 0` : column, direction);
   return ids.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
 }
@@ -162,9 +165,18 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
   const offset = (q.page - 1) * q.pageSize;
   if (q.originalName || q.actualName) {
     if (!isPostgres(db)) return listByNameOnSqlite(db, q, offset);
+    // The list's counter is read before the count (name-counts.ts).
+    const key = countKey(q);
+    const [stats, list] = await Promise.all([nameStats(db), key === null ? null : listState(db, q)]);
+    const known = knownCount(db, key, list?.changes ?? null);
+    if (known) {
+      if (offset >= known.total) return { rows: [], total: known.total };
+      const read = list && sortIndexWalkPays(list.files, known.total, offset, q.pageSize) ? 'index' : undefined;
+      return { rows: await pageRows(db, q, pageIdsQuery(db, q, stats, read)), total: known.total };
+    }
     // Both read the same few index matches, at once on two connections.
-    const stats = await nameStats(db);
     const [{ total }, rows] = await Promise.all([countFiles(db, q, stats), pageRows(db, q, pageIdsQuery(db, q, stats))]);
+    keepCount(db, key, list?.changes ?? null, { total, viaTrigrams: false });
     return { rows: offset >= total ? [] : rows, total };
   }
   const { total, changes } = await countFiles(db, q);
@@ -182,23 +194,52 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
 
 /** SQLite, a name filter: from the trigram table while its candidates are few, else by the sort's index or a scan (sqlite-name-plan.ts). */
 async function listByNameOnSqlite(db: Database, q: FileQuery, offset: number): Promise<{ rows: FileRow[]; total: number }> {
-  const kept = await db.selectFrom('file_totals').select('file_count').where('id', '=', 1).executeTakeFirst();
+  const kept = await db.selectFrom('file_totals').select(['file_count', 'changes']).where('id', '=', 1).executeTakeFirst();
   const site = Number(kept?.file_count ?? 0);
+  const own = q.userId ? await db.selectFrom('file_counts').select(['file_count', 'changes']).where('user_id', '=', q.userId).executeTakeFirst() : kept;
+  const owner = Number(own?.file_count ?? 0);
+  // Read before the count, so a change during it leaves the count under an older value (name-counts.ts).
+  const changes = own ? Number(own.changes) : null;
+  const key = countKey(q);
+  const count = knownCount(db, key, changes) ?? (await countByName(db, q, owner, site));
+  keepCount(db, key, changes, count);
+  const { total } = count;
+  if (offset >= total) return { rows: [], total };
+  const ids = count.viaTrigrams ? pageIdsQuery(db, q) : pageIdsQuery(db, q, undefined, pageRead(owner, site, total, offset, q.pageSize));
+  return { rows: await pageRows(db, q, ids), total };
+}
+
+/** The kept count and `changes` counter of an owner's list, or of the all-files list (none with a username filter). */
+async function listState(db: Database, q: FileFilters): Promise<{ files: number; changes: number } | null> {
+  if (q.username) return null;
+  const row = q.userId
+    ? await db.selectFrom('file_counts').select(['file_count', 'changes']).where('user_id', '=', q.userId).executeTakeFirst()
+    : await db.selectFrom('file_totals').select(['file_count', 'changes']).where('id', '=', 1).executeTakeFirst();
+  return row ? { files: Number(row.file_count), changes: Number(row.changes) } : null;
+}
+
+/**
+ * PostgreSQL, a name filter whose count is known: the sort's index walked with each row checked
+ * passes (offset + pageSize) × files / matches rows on average before its page is whole; sorting
+ * the matches reads every one of them (400,000 for "png" in 40 % of a million names). Walk when
+ * that costs less, a row read through the index counted as LOOKUP_COST read from pg_trgm's bitmap.
+ * Matches that sit together make the walk longer than the average, at most a read of the list.
+ */
+function sortIndexWalkPays(files: number, matches: number, offset: number, pageSize: number): boolean {
+  const walked = Math.ceil(((offset + pageSize) * files) / Math.max(1, matches));
+  return walked * LOOKUP_COST < matches;
+}
+
+/** SQLite: a name filter's count, and whether its page is read from the trigram table. */
+async function countByName(db: Database, q: FileQuery, owner: number, site: number): Promise<KnownCount> {
   const match = trigramMatch(q);
   if (match) {
     const worth = trigramCandidatesWorth(site);
     const candidates = db.selectFrom('files_names').select(sql<number>`rowid`.as('r')).where(sql<boolean>`files_names match ${match}`).limit(worth).as('c');
     const seen = await db.selectFrom(candidates).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    if (Number(seen.n) < worth) {
-      const { total } = await countFiles(db, q);
-      return { rows: offset >= total ? [] : await pageRows(db, q, pageIdsQuery(db, q)), total };
-    }
+    if (Number(seen.n) < worth) return { total: (await countFiles(db, q)).total, viaTrigrams: true };
   }
-  const own = q.userId ? await db.selectFrom('file_counts').select('file_count').where('user_id', '=', q.userId).executeTakeFirst() : kept;
-  const owner = Number(own?.file_count ?? 0);
-  const { total } = await countFiles(db, q, undefined, countRead(owner, site));
-  if (offset >= total) return { rows: [], total };
-  return { rows: await pageRows(db, q, pageIdsQuery(db, q, undefined, pageRead(owner, site, total, offset, q.pageSize))), total };
+  return { total: (await countFiles(db, q, undefined, countRead(owner, site))).total, viaTrigrams: false };
 }
 
 async function pageRows(db: Database, q: FileQuery, ids: ReturnType<typeof pageIdsQuery>): Promise<FileRow[]> {

@@ -1,0 +1,158 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
+import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import { KEPT_COUNTS, countKey, keepCount, knownCount } from '../../../server/modules/files/name-counts.ts';
+import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { nameStats } from '../../../server/modules/files/name-probe.ts';
+import type { Database } from '../../../server/db/index.ts';
+import type { FilesTable } from '../../../server/db/schema.ts';
+import { queryPlan } from '../../helpers/query-plan.ts';
+
+interface ListBody {
+  files: { actual_name: string; original_name: string }[];
+  totalImages: number;
+}
+
+/**
+ * Issue 9: a name filter's total is counted once per state of its list (name-counts.ts). The
+ * count kept must follow every upload and delete of the list, never another list's, and never
+ * a username filter's (a rename moves files between its lists without changing any file).
+ */
+describe.each(DIALECTS)('name filter counts kept per list on %s (issue 9)', (dialect) => {
+  let t: HttpTestApp;
+  afterEach(async () => t?.close());
+
+  async function put(user: TestUser, name: string) {
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: name }, file: { data: randomBytes(10) } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return (res.body.file as { actual_name: string }).actual_name;
+  }
+  const own = async (user: TestUser, name: string, page = 1) =>
+    (await t.call<ListBody>('/api/v1/files/uploaded', { filters: { name }, page, pageSize: 2 }, { token: user.token })).body;
+  const admin = async (filters: Record<string, string>) =>
+    (await t.call<ListBody>('/api/v1/admin/get/uploaded', { filters, pageSize: 100 }, { token: t.admin.token })).body;
+
+  it('follows every upload and delete of the list, whatever the needle', async () => {
+    t = await createHttpTestApp(dialect);
+    const alice = await t.createUser({ username: 'alice_nc' });
+    const bob = await t.createUser({ username: 'bob_nc' });
+    const first = await put(alice, 'holiday-1.png');
+    await put(alice, 'holiday-2.png');
+    await put(alice, 'notes.txt');
+    await put(bob, 'holiday-bob.png');
+    // A trigram needle, one too short for trigrams, and the all-files list.
+    expect([(await own(alice, 'png')).totalImages, (await own(alice, 'pn')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([2, 2, 3]);
+
+    await put(alice, 'holiday-3.png');
+    expect([(await own(alice, 'png')).totalImages, (await own(alice, 'pn')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([3, 3, 4]);
+    // Paging keeps the total; the last page holds what is left.
+    const pages = [await own(alice, 'png', 1), await own(alice, 'png', 2), await own(alice, 'png', 3)];
+    expect(pages.map((p) => [p.totalImages, p.files.length])).toEqual([[3, 2], [3, 1], [3, 0]]);
+    expect(pages.flatMap((p) => p.files.map((f) => f.original_name)).sort()).toEqual(['holiday-1.png', 'holiday-2.png', 'holiday-3.png']);
+
+    expect((await t.call('/api/v1/files/delete', { filePath: first }, { token: alice.token })).status).toBe(200);
+    expect([(await own(alice, 'png')).totalImages, (await own(alice, 'pn')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([2, 2, 3]);
+
+    // Another user's upload changes the all-files list, not alice's.
+    await put(bob, 'beach.png');
+    expect([(await own(alice, 'png')).totalImages, (await own(bob, 'png')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([2, 2, 4]);
+
+    // A user removed with their files takes them out of the all-files count.
+    expect((await t.call('/api/v1/admin/set/remove', { userId: bob.id }, { token: t.admin.token })).status).toBe(200);
+    expect((await admin({ originalName: 'png' })).totalImages).toBe(2);
+  });
+
+  it('counts a username filter every time: a rename changes its files without changing a file', async () => {
+    t = await createHttpTestApp(dialect);
+    const bob = await t.createUser({ username: 'bob_rename' });
+    await put(bob, 'a.png');
+    await put(bob, 'b.png');
+    expect(await admin({ username: 'zed_', originalName: 'png' })).toMatchObject({ totalImages: 0, files: [] });
+    const renamed = await t.call('/api/v1/admin/update/username', { targetUserId: bob.id, newUsername: 'zed_renamed' }, { token: t.admin.token });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    expect((await admin({ username: 'zed_', originalName: 'png' })).totalImages).toBe(2);
+  });
+
+  it('answers a filter asked again from the count it kept, while its list is unchanged', async () => {
+    t = await createHttpTestApp(dialect);
+    const alice = await t.createUser();
+    await put(alice, 'one.png');
+    await put(alice, 'two.png');
+    expect((await own(alice, 'png')).totalImages).toBe(2);
+    // No route renames a file, so nothing bumps the list's counter for this; a fresh count would
+    // say 1, the kept one still says 2 — and a needle never asked is counted.
+    await t.deps.db.updateTable('files').set({ original_name: 'one.txt' }).where('original_name', '=', 'one.png').execute();
+    expect((await own(alice, 'png')).totalImages).toBe(2);
+    expect((await own(alice, '.png')).totalImages).toBe(1);
+    // Any change of the list is counted afresh.
+    await put(alice, 'three.txt');
+    expect((await own(alice, 'png')).totalImages).toBe(1);
+  });
+
+  it('pages a filter most names match from its kept count exactly as sorting the matches would, in every sort', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const other = await t.createUser();
+    // Straight into the table (the triggers still run): two names in three match, ties in time
+    // and size everywhere, and another owner's matches between them.
+    const rows: FilesTable[] = [];
+    for (let i = 0; i < 330; i++) {
+      const name = i % 3 === 0 ? `IMG_${i}.jpg` : `shot-${i}.PNG`;
+      rows.push({ id: `n${String((i * 7919) % 1009).padStart(4, '0')}x${i}`, actual_name: `nc${String(i).padStart(6, '0')}.bin`, original_name: name, user_id: i % 11 === 0 ? other.id : user.id,
+        size: 10 + (i % 7), mime_type: 'image/png', width: null, height: null, time_created: 1_700_000_000 + (i % 13), storage_key: `nc${i}`, sha256: null, previews: '[]' });
+    }
+    await t.deps.db.insertInto('files').values(rows).execute();
+    const mine = rows.filter((r) => r.user_id === user.id && r.original_name.toLowerCase().includes('png'));
+    const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    const reference: Record<string, (a: FilesTable, b: FilesTable) => number> = {
+      newest: (a, b) => b.time_created - a.time_created || cmp(b.id, a.id),
+      oldest: (a, b) => a.time_created - b.time_created || cmp(a.id, b.id),
+      largest: (a, b) => b.size - a.size || cmp(a.id, b.id),
+      smallest: (a, b) => a.size - b.size || cmp(a.id, b.id),
+    };
+    for (const [sort, order] of Object.entries(reference)) {
+      const seen: string[] = [];
+      for (let page = 1; page <= Math.ceil(mine.length / 7) + 1; page++) {
+        const res = await t.call<ListBody>('/api/v1/files/uploaded', { filters: { name: 'png' }, sort, page, pageSize: 7 }, { token: user.token });
+        expect(res.body.totalImages, `${sort} page ${page}`).toBe(mine.length);
+        seen.push(...res.body.files.map((f) => f.actual_name));
+      }
+      expect(seen, sort).toEqual([...mine].sort(order).map((r) => r.actual_name));
+    }
+    if (dialect === 'postgres') {
+      // With the count known, page 2 walks the owner's sort index and checks each name on the way,
+      // instead of reading every match from pg_trgm and sorting them.
+      const stats = await nameStats(t.deps.db);
+      const walk = await queryPlan(t.deps.db, pageIdsQuery(t.deps.db, { userId: user.id, originalName: 'png', sort: 'newest', page: 2, pageSize: 7 }, stats, 'index'), ['seqscan', 'bitmapscan']);
+      expect(walk).toContain('files_user_time_id');
+      expect(walk).not.toMatch(/trgm|Sort Key/);
+    }
+  });
+});
+
+describe('name-counts', () => {
+  const db = {} as Database;
+
+  it('keeps a count only for the counter value it was read under, and never for a username filter', () => {
+    const key = countKey({ userId: 'u1', originalName: 'png' });
+    keepCount(db, key, 7, { total: 40, viaTrigrams: false });
+    expect(knownCount(db, key, 7)).toEqual({ total: 40, viaTrigrams: false });
+    expect(knownCount(db, key, 8)).toBeUndefined();
+    expect(knownCount(db, countKey({ userId: 'u2', originalName: 'png' }), 7)).toBeUndefined();
+    expect(knownCount(db, countKey({ originalName: 'png' }), 7)).toBeUndefined();
+    expect(countKey({ username: 'bob', originalName: 'png' })).toBeNull();
+    expect(knownCount(db, key, null)).toBeUndefined();
+  });
+
+  it('holds at most KEPT_COUNTS, dropping the one used least recently', () => {
+    const other = {} as Database;
+    const keyOf = (i: number) => countKey({ userId: 'u', originalName: `n${i}` });
+    for (let i = 0; i < KEPT_COUNTS; i++) keepCount(other, keyOf(i), 1, { total: i, viaTrigrams: true });
+    expect(knownCount(other, keyOf(0), 1)?.total).toBe(0);
+    keepCount(other, keyOf(KEPT_COUNTS), 1, { total: KEPT_COUNTS, viaTrigrams: true });
+    // n0 was used just now, so n1 went.
+    expect(knownCount(other, keyOf(0), 1)?.total).toBe(0);
+    expect(knownCount(other, keyOf(1), 1)).toBeUndefined();
+    expect(knownCount(other, keyOf(KEPT_COUNTS), 1)?.total).toBe(KEPT_COUNTS);
+  });
+});
