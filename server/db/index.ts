@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type RawBuilder 
 import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { reusingStatements } from './sqlite-statements.ts';
+import { readableOffThread, stopReadingOffThread } from './sqlite-off-thread.ts';
 import { primeConnections } from './warm-connections.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -58,8 +59,14 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
     database.pragma('foreign_keys = ON');
     database.pragma('busy_timeout = 5000');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
+    // Reads of many rows go to a thread of their own (sqlite-off-thread.ts).
+    if (file !== ':memory:') readableOffThread(db, file);
+    const close = async () => {
+      await stopReadingOffThread(db);
+      await db.destroy();
+    };
     // One connection whose statements are kept (sqlite-statements.ts): nothing to prime.
-    return { db, dialect: 'sqlite', prime: async () => {}, close: () => db.destroy() };
+    return { db, dialect: 'sqlite', prime: async () => {}, close };
   }
   // Issue 9, a lean process: node-postgres loads only when a PostgreSQL URL is used (Kysely
   // takes the pool from a function and calls it at the first query), so SQLite installs never

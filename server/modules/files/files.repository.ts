@@ -7,6 +7,7 @@ import { loadLargestAnchors } from './list-anchors-store.ts';
 import { containsThroughPieces, nameStats, probePieces, type NameStats } from './name-probe.ts';
 import { LOOKUP_COST, countRead, pageRead, trigramCandidatesWorth, type NameRead } from './sqlite-name-plan.ts';
 import { countKey, keepCount, knownCount, type KnownCount } from './name-counts.ts';
+import { readBig } from '../../db/sqlite-off-thread.ts';
 
 export type FileRow = FilesTable & { username: string };
 
@@ -120,7 +121,7 @@ export async function preloadListAnchors(db: Database, limit = PRELOADED_LISTS):
  * an owner's files, every file, or the files of the users a username filter picks. `changes`
  * comes with the owner's or the site's count (migration 2026-11-25-10), for the anchors.
  */
-async function countFiles(db: Database, q: FileFilters, stats?: NameStats, read?: NameRead): Promise<{ total: number; changes: number | null }> {
+async function countFiles(db: Database, q: FileFilters, stats?: NameStats, read?: NameRead, passes = 0): Promise<{ total: number; changes: number | null }> {
   if (!q.originalName && !q.actualName) {
     if (q.userId && !q.username) {
       const row = await db.selectFrom('file_counts').select(['file_count', 'changes']).where('user_id', '=', q.userId).executeTakeFirst();
@@ -139,8 +140,9 @@ async function countFiles(db: Database, q: FileFilters, stats?: NameStats, read?
       return { total: Number(row?.n ?? 0), changes: null };
     }
   }
-  const count = await filtered(db, q, stats, read).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return { total: Number(count.n), changes: null };
+  // `passes`: rows the count reads, in rows of a scan (SQLite: many go to a thread of their own).
+  const [count] = await readBig(db, filtered(db, q, stats, read).select((eb) => eb.fn.countAll<number>().as('n')), passes);
+  return { total: Number(count?.n ?? 0), changes: null };
 }
 
 /**
@@ -205,8 +207,9 @@ async function listByNameOnSqlite(db: Database, q: FileQuery, offset: number): P
   keepCount(db, key, changes, count);
   const { total } = count;
   if (offset >= total) return { rows: [], total };
-  const ids = count.viaTrigrams ? pageIdsQuery(db, q) : pageIdsQuery(db, q, undefined, pageRead(owner, site, total, offset, q.pageSize));
-  return { rows: await pageRows(db, q, ids), total };
+  if (count.viaTrigrams) return { rows: await pageRows(db, q, pageIdsQuery(db, q), total * LOOKUP_COST), total };
+  const read = pageRead(owner, site, total, offset, q.pageSize);
+  return { rows: await pageRows(db, q, pageIdsQuery(db, q, undefined, read), read === 'scan' ? site : 0), total };
 }
 
 /** The kept count and `changes` counter of an owner's list, or of the all-files list (none with a username filter). */
@@ -237,15 +240,17 @@ async function countByName(db: Database, q: FileQuery, owner: number, site: numb
     const worth = trigramCandidatesWorth(site);
     const candidates = db.selectFrom('files_names').select(sql<number>`rowid`.as('r')).where(sql<boolean>`files_names match ${match}`).limit(worth).as('c');
     const seen = await db.selectFrom(candidates).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    if (Number(seen.n) < worth) return { total: (await countFiles(db, q)).total, viaTrigrams: true };
+    if (Number(seen.n) < worth) return { total: (await countFiles(db, q, undefined, undefined, Number(seen.n) * LOOKUP_COST)).total, viaTrigrams: true };
   }
-  return { total: (await countFiles(db, q, undefined, countRead(owner, site))).total, viaTrigrams: false };
+  const read = countRead(owner, site);
+  return { total: (await countFiles(db, q, undefined, read, read === 'scan' ? site : owner * LOOKUP_COST)).total, viaTrigrams: false };
 }
 
-async function pageRows(db: Database, q: FileQuery, ids: ReturnType<typeof pageIdsQuery>): Promise<FileRow[]> {
+/** `passes`: rows the page reads, in rows of a scan (see countFiles). */
+async function pageRows(db: Database, q: FileQuery, ids: ReturnType<typeof pageIdsQuery>, passes = 0): Promise<FileRow[]> {
   let page = db.selectFrom('files').innerJoin('users', 'users.id', 'files.user_id').selectAll('files').select('users.username');
   for (const [column, direction] of orderOf(q.sort)) page = page.orderBy(column, direction);
-  const rows = await page.where('files.id', 'in', ids).execute();
+  const rows = await readBig(db, page.where('files.id', 'in', ids), passes);
   return rows.map(normalize);
 }
 

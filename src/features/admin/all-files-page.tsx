@@ -13,7 +13,7 @@ import { FileSortSelect, type FileSortValue } from '../../components/file-sort-s
 import { FileThumb } from '../../components/file-thumb.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
 import { ErrorBanner } from './error-banner.tsx';
-import { useDebounced } from './use-debounced.ts';
+import { useDebounced } from '../../lib/use-debounced.ts';
 import { useLoader } from './use-loader.ts';
 import { FILES_PAGE_SIZE, type AdminFileRow } from './admin-types.ts';
 

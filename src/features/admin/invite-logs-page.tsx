@@ -10,7 +10,7 @@ import { ErrorBanner } from './error-banner.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
 import { InviteCreateForm } from './invite-create-form.tsx';
-import { useDebounced } from './use-debounced.ts';
+import { useDebounced } from '../../lib/use-debounced.ts';
 import { useLoader } from './use-loader.ts';
 import { GENERAL_FAILURE, INVITES_PAGE_SIZE, type InviteRow } from './admin-types.ts';
 

@@ -8,7 +8,7 @@ import type { adminUsers } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
-import { useDebounced } from './use-debounced.ts';
+import { useDebounced } from '../../lib/use-debounced.ts';
 import { useLoader } from './use-loader.ts';
 import { RoleSelect, UserActions } from './user-actions.tsx';
 import { UserEditForm } from './user-edit-form.tsx';

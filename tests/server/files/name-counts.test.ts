@@ -7,6 +7,7 @@ import { nameStats } from '../../../server/modules/files/name-probe.ts';
 import type { Database } from '../../../server/db/index.ts';
 import type { FilesTable } from '../../../server/db/schema.ts';
 import { queryPlan } from '../../helpers/query-plan.ts';
+import { OFF_THREAD_ROWS, offThreadReads } from '../../../server/db/sqlite-off-thread.ts';
 
 interface ListBody {
   files: { actual_name: string; original_name: string }[];
@@ -127,6 +128,33 @@ describe.each(DIALECTS)('name filter counts kept per list on %s (issue 9)', (dia
       expect(walk).toContain('files_user_time_id');
       expect(walk).not.toMatch(/trgm|Sort Key/);
     }
+  });
+
+});
+
+describe('wide name filters on SQLite (issue 9)', () => {
+  let t: HttpTestApp;
+  afterEach(async () => t?.close());
+
+  it('reads a large list\'s wide filter on a thread of its own, with the same answers', async () => {
+    t = await createHttpTestApp('sqlite');
+    const user = await t.createUser();
+    const rows: FilesTable[] = [];
+    for (let i = 0; i < OFF_THREAD_ROWS + 500; i++) {
+      rows.push({ id: `w${String(i).padStart(6, '0')}`, actual_name: `wd${String(i).padStart(7, '0')}.bin`, original_name: i % 4 === 0 ? `IMG_${i}.jpg` : `shot_${i}.png`, user_id: user.id,
+        size: 10 + (i % 5), mime_type: 'image/png', width: null, height: null, time_created: 1_700_000_000 + Math.floor(i / 3), storage_key: `wd${i}`, sha256: null, previews: '[]' });
+    }
+    for (let i = 0; i < rows.length; i += 500) await t.deps.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    const before = offThreadReads();
+    // "_9" is too short for trigrams; "png" is in three names in four.
+    for (const needle of ['_9', 'png']) {
+      const matches = rows.filter((r) => r.original_name.includes(needle)).sort((a, b) => b.time_created - a.time_created || (a.id < b.id ? 1 : -1));
+      const res = await t.call<ListBody>('/api/v1/files/uploaded', { filters: { name: needle }, page: 3, pageSize: 5 }, { token: user.token });
+      expect(res.body.totalImages, needle).toBe(matches.length);
+      expect(res.body.files.map((f) => f.actual_name), needle).toEqual(matches.slice(10, 15).map((r) => r.actual_name));
+    }
+    // Each count scanned the table away from the event loop.
+    expect(offThreadReads()).toBeGreaterThanOrEqual(before + 2);
   });
 });
 
