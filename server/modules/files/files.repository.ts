@@ -196,12 +196,13 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
 
 /** SQLite, a name filter: from the trigram table while its candidates are few, else by the sort's index or a scan (sqlite-name-plan.ts). */
 async function listByNameOnSqlite(db: Database, q: FileQuery, offset: number): Promise<{ rows: FileRow[]; total: number }> {
-  const kept = await db.selectFrom('file_totals').select(['file_count', 'changes']).where('id', '=', 1).executeTakeFirst();
+  const kept = await db.selectFrom('file_totals').select('file_count').where('id', '=', 1).executeTakeFirst();
   const site = Number(kept?.file_count ?? 0);
-  const own = q.userId ? await db.selectFrom('file_counts').select(['file_count', 'changes']).where('user_id', '=', q.userId).executeTakeFirst() : kept;
-  const owner = Number(own?.file_count ?? 0);
   // Read before the count, so a change during it leaves the count under an older value (name-counts.ts).
-  const changes = own ? Number(own.changes) : null;
+  const list = await listState(db, q);
+  // A username filter's files are counted among the site's.
+  const owner = list?.files ?? (q.userId ? 0 : site);
+  const changes = list?.changes ?? null;
   const key = countKey(q);
   const count = knownCount(db, key, changes) ?? (await countByName(db, q, owner, site));
   keepCount(db, key, changes, count);
