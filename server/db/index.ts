@@ -7,6 +7,7 @@ import { migrations } from './migrations/index.ts';
 import { reusingStatements } from './sqlite-statements.ts';
 import { readableOffThread, stopReadingOffThread } from './sqlite-off-thread.ts';
 import { primeConnections } from './warm-connections.ts';
+import { survivingPool } from './pg-pool.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export type Database = Kysely<DB>;
@@ -92,12 +93,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
           oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format ?? 'text'),
       },
     });
-    // PostgreSQL ending a connection (a restart, a failover, pg_terminate_backend,
-    // idle_session_timeout, a dropped network) is emitted on the pool — for an idle one always —
-    // and an 'error' nobody listens to ends the process, with every upload and request it was
-    // serving. The pool has already let that connection go; the next query opens a new one.
-    pool.on('error', (err) => options.onConnectionLost?.(err));
-    return pool;
+    return survivingPool(pool, (err) => options.onConnectionLost?.(err));
   };
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const warm = Math.min(WARM_CONNECTIONS, options.poolSize ?? 10);

@@ -17,6 +17,14 @@ export interface TcpProxy {
    * server that hangs); connections opened after it is turned off work.
    */
   silence(on: boolean): void;
+  /**
+   * While on, what servers send is kept back (and a server's close with it), then delivered in
+   * order when turned off: a client that has not yet heard what the server already said (a
+   * connection ended by the server whose end is still on its way).
+   */
+  hold(on: boolean): void;
+  /** Bytes clients sent since hold(true): a request is on its way once this grows. */
+  sentWhileHeld(): number;
   /** What clients sent into the silence, piece by piece. */
   unanswered: Buffer[];
   /**
@@ -33,6 +41,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const unanswered: Buffer[] = [];
   let silent = false;
   let answerRule: { request: RegExp; ms: number | null } | null = null;
+  // Per connection held back by hold(true): what its server sent, and whether it then closed.
+  const holding = new Map<net.Socket, { data: Buffer[]; closed: boolean; deliver: () => void }>();
+  let held = false;
+  let sentHeld = 0;
   let server: net.Server | null = null;
   let port = 0;
   const listen = () =>
@@ -51,7 +63,8 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         client.on('error', drop).on('close', drop);
         // A server that closes after answering (moto does) has its held answer delivered first.
         const upstreamGone = () => {
-          if (pending?.held) pending.closed = true;
+          if (held || holding.has(client)) keptFor().closed = true;
+          else if (pending?.held) pending.closed = true;
           else drop();
         };
         upstream.on('error', upstreamGone).on('close', upstreamGone);
@@ -78,15 +91,29 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         const relay = (from: net.Socket, to: net.Socket, onSilenced: (data: Buffer) => void) =>
           from.on('data', (data: Buffer) => {
             dead ||= silent;
+            if (from === client && held) sentHeld += data.length;
             if (dead) return onSilenced(data);
             if (from === client && answerRule?.request.test(data.subarray(0, 512).toString('latin1'))) pending = { ms: answerRule.ms, held: null };
             if (from === upstream && answering(data)) return;
+            if (from === upstream && held) return void keptFor().data.push(data);
             // Backpressure as pipe() would: a large body is not buffered whole here.
             if (!to.write(data)) {
               from.pause();
               to.once('drain', () => from.resume());
             }
           });
+        const keptFor = () => {
+          let kept = holding.get(client);
+          if (!kept) {
+            const entry = { data: [] as Buffer[], closed: false, deliver: () => {} };
+            entry.deliver = () => {
+              for (const d of entry.data) client.write(d);
+              if (entry.closed) client.end(drop);
+            };
+            holding.set(client, (kept = entry));
+          }
+          return kept;
+        };
         relay(client, upstream, (data) => unanswered.push(data));
         relay(upstream, client, () => {});
       });
@@ -115,6 +142,15 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     answers: (rule) => {
       answerRule = rule;
     },
+    hold: (on) => {
+      held = on;
+      sentHeld = 0;
+      if (on) return;
+      const kept = [...holding.values()];
+      holding.clear();
+      for (const k of kept) k.deliver();
+    },
+    sentWhileHeld: () => sentHeld,
     unanswered,
     close: down,
   };
