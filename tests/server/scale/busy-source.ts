@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestUser } from '../../helpers/test-app.ts';
-import { sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
+import { randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
 /**
  * A source instance for the backup tests: twelve files listed before the backup starts, one
@@ -14,9 +14,9 @@ export async function busySource(source: HttpTestApp): Promise<{ user: TestUser;
   let n = 0;
   const put = async () => {
     n += 1;
-    const data = crypto.randomBytes(1000 + n * 7919);
+    const data = randomBytes(1000 + n * 7919);
     const res = await sendMultipart(`${source.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: `f${n}.bin` }, file: { data } });
-    expect(res.status).toBe(200);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
     hashes.set((res.body.file as { actual_name: string }).actual_name, sha256(data));
   };
   for (let i = 0; i < 12; i += 1) await put();

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,7 @@ import { RECORD_TABLES } from '../../../server/tools/migrate.ts';
 import { createSession } from '../../../server/modules/auth/caller.repository.ts';
 import { createTestDatabase } from '../../helpers/pg-database.ts';
 import { S3_AVAILABLE, createTestBucket, s3Endpoint, s3Env, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
-import { createHttpTestApp, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
+import { createHttpTestApp, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
 /**
  * Issue 10 "Migration": an instance on SQLite + local disk, filled through its API, is copied to
@@ -92,9 +91,9 @@ describe.skipIf(!RUN)('npm run migrate (issue 10)', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       hashes.set((res.body.file as { actual_name: string }).actual_name, sha256(data));
     };
-    for (let i = 0; i < 49; i += 1) await put(i, crypto.randomBytes(1 + i * 4099));
+    for (let i = 0; i < 49; i += 1) await put(i, randomBytes(1 + i * 4099));
     // One file over the 80 MB chunk size, streamed in one request.
-    await put(49, crypto.randomBytes(85 * 1024 * 1024));
+    await put(49, randomBytes(85 * 1024 * 1024));
 
     const endpoint = await s3Endpoint();
     const bucket = await createTestBucket(endpoint);
@@ -104,7 +103,7 @@ describe.skipIf(!RUN)('npm run migrate (issue 10)', () => {
 
     // First run: the source keeps serving (two more uploads) and the run is killed midway.
     const first = runMigrate(env);
-    await put(50, crypto.randomBytes(70_000));
+    await put(50, randomBytes(70_000));
     for (;;) {
       const n = await query<{ n: string }>(targetUrl, 'select count(*) as n from files').catch(() => [{ n: '0' }]);
       if (Number(n[0]?.n) >= 5 || first.child.exitCode !== null) break;
@@ -112,7 +111,7 @@ describe.skipIf(!RUN)('npm run migrate (issue 10)', () => {
     }
     first.child.kill('SIGKILL');
     expect((await first.done).signal, first.stdout() + first.stderr().join('\n')).toBe('SIGKILL');
-    await put(51, crypto.randomBytes(90_000));
+    await put(51, randomBytes(90_000));
     const partway = Number((await query<{ n: string }>(targetUrl, 'select count(*) as n from files'))[0]?.n);
     expect(partway).toBeLessThan(52);
 
@@ -187,7 +186,7 @@ describe.skipIf(!RUN)('npm run migrate (issue 10)', () => {
     const source = await createHttpTestApp('sqlite', { env: { STORAGE_DRIVER: 'local' } });
     cleanups.push(() => source.close());
     for (const n of [1000, 2000]) {
-      const res = await sendMultipart(`${source.apiUrl}/api/v1/files/upload`, { fields: { token: source.admin.token, originalname: `f${n}.bin` }, file: { data: crypto.randomBytes(n) } });
+      const res = await sendMultipart(`${source.apiUrl}/api/v1/files/upload`, { fields: { token: source.admin.token, originalname: `f${n}.bin` }, file: { data: randomBytes(n) } });
       expect(res.status).toBe(200);
     }
     const victim = await source.deps.db.selectFrom('files').select(['id', 'actual_name']).executeTakeFirstOrThrow();
