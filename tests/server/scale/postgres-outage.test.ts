@@ -38,7 +38,8 @@ async function startOn(databaseUrl: string): Promise<{ server: ServerProcess; ap
   });
   const api = `http://127.0.0.1:${ports.api}`;
   const files = `http://127.0.0.1:${ports.files}`;
-  await waitForHealth(server, [api, files]);
+  // Within the test's 60 s, so a start that never finishes fails with the server's output.
+  await waitForHealth(server, [api, files], 40_000);
   const login = await postJson(`${api}/api/v1/auth/login`, { username: 'boss', password: 'boss-password' });
   expect(login.status, JSON.stringify(login.body)).toBe(200);
   return { server, api, files, token: String(login.body.token) };
