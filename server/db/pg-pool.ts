@@ -5,9 +5,10 @@ import { isDatabaseUnavailable } from './unavailable.ts';
 /**
  * Statements that change nothing, so asking them again on another connection cannot do twice
  * what was meant once: reads, and the start of a transaction (nothing has happened in it yet).
- * A `with … insert` starts with `with` and is never asked again.
+ * A `with … insert` starts with `with`, and `explain analyze` runs what it explains: neither is
+ * asked again.
  */
-const SAFE_TO_ASK_AGAIN = /^\s*(select|begin|start transaction|explain)\b/i;
+const SAFE_TO_ASK_AGAIN = /^\s*(select|begin|start transaction)\b/i;
 
 /**
  * The pool Kysely draws PostgreSQL connections from, made to survive PostgreSQL ending them
