@@ -48,18 +48,26 @@ export async function startFilesProcesses(count: number): Promise<FilesProcesses
         respawnDelay = FIRST_RESPAWN_DELAY_MS;
         resolve();
       });
-      worker.once('exit', (code, signal) => {
-        live.delete(worker);
-        const how = signal ?? `code ${code}`;
-        if (!listening) reject(new Error(`a files process exited before it listened (${how})`));
+      const gone = (what: 'exited' | 'could not be started', how: string) => {
+        if (!live.delete(worker)) return;
+        if (!listening) reject(new Error(`a files process ${what === 'exited' ? 'exited before it listened' : what} (${how})`));
         if (closing || (!listening && !started)) return;
         const delay = respawnDelay;
         if (!listening) respawnDelay = Math.min(respawnDelay * 2, MAX_RESPAWN_DELAY_MS);
-        console.error(`files process ${worker.process.pid} exited (${how}); starting another in ${delay / 1000} s`);
+        const who = worker.process.pid === undefined ? 'a files process' : `files process ${worker.process.pid}`;
+        console.error(`${who} ${what} (${how}); starting another in ${delay / 1000} s`);
         setTimeout(() => {
-          // A replacement that fails is reported and replaced by its own exit handler.
+          // A replacement that fails is reported and replaced by its own exit or error handler.
           if (!closing) fork().catch(() => {});
         }, delay);
+      };
+      worker.once('exit', (code, signal) => gone('exited', signal ?? `code ${code}`));
+      // A process that cannot be started (no file descriptor or memory left for the fork) emits
+      // 'error' and never 'exit'; unheard, that 'error' ended the primary with every upload it
+      // served. Other errors (a signal or message that could not be sent) leave 'exit' to say it.
+      worker.on('error', (err: NodeJS.ErrnoException) => {
+        if (worker.process.pid === undefined) gone('could not be started', err.code ?? err.message);
+        else console.error(`files process ${worker.process.pid}: ${err.message}`);
       });
     });
 

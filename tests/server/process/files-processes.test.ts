@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -146,6 +147,30 @@ describe('FILES_PROCESSES (issue 9: the files host on every core)', () => {
     expect(await r.exited).toBe(0);
     for (const pid of now) await expect.poll(() => alive(pid), { timeout: 10_000 }).toBe(false);
     expect(r.output()).not.toMatch(/exited \(code 0\); starting another|exited \(SIGTERM\); starting another/);
+  }, 120_000);
+
+  it('keeps the primary up when a replacement cannot be started (no file descriptors left), and starts one once it can', async () => {
+    const r = await start({ FILES_PROCESSES: '2' });
+    const [first, second] = await allListening(r);
+    const primary = r.child.pid ?? 0;
+    const limits = execFileSync('prlimit', [`--pid=${primary}`, '--nofile', '--output=SOFT,HARD', '--noheadings'], { encoding: 'utf8' }).trim().split(/\s+/);
+    // Every new descriptor of the primary past the first ten fails (EMFILE), as when connections
+    // use them all up: the pipes a fork needs cannot be made.
+    execFileSync('prlimit', [`--pid=${primary}`, `--nofile=10:${limits[1]}`]);
+    try {
+      kill(first ?? 0);
+      await expect.poll(() => r.output(), { timeout: 15_000 }).toMatch(/a files process could not be started \(EMFILE\); starting another in \d+ s/);
+      expect(r.child.exitCode).toBeNull();
+      expect(alive(primary)).toBe(true);
+    } finally {
+      execFileSync('prlimit', [`--pid=${primary}`, `--nofile=${limits.join(':')}`]);
+    }
+    await expect
+      .poll(() => filesProcessPids(r).filter((pid) => pid !== first && pid !== second).length, { timeout: 60_000, interval: 200 })
+      .toBe(1);
+    await waitForHealth(r, [origin(r.ports.api), origin(r.ports.files)], 30_000);
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toBe(0);
   }, 120_000);
 
   it('stops the start, with the files process\'s reason, when the files host cannot listen', async () => {
