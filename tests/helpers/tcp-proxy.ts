@@ -25,6 +25,12 @@ export interface TcpProxy {
   hold(on: boolean): void;
   /** Bytes clients sent since hold(true): a request is on its way once this grows. */
   sentWhileHeld(): number;
+  /**
+   * While holding, lets through what was kept back for the connections whose clients sent
+   * something since hold(true), and everything that follows on them; the others stay held (of
+   * several ended connections, the one a request was sent on hears of it first).
+   */
+  releaseAsked(): void;
   /** What clients sent into the silence, piece by piece. */
   unanswered: Buffer[];
   /**
@@ -41,10 +47,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const unanswered: Buffer[] = [];
   let silent = false;
   let answerRule: { request: RegExp; ms: number | null } | null = null;
-  // Per connection held back by hold(true): what its server sent, and whether it then closed.
-  const holding = new Map<net.Socket, { data: Buffer[]; closed: boolean; deliver: () => void }>();
+  // Per connection while hold(true) is on: what its server sent and whether it then closed (kept
+  // back until released), what its client sent, and whether it was let through.
+  const holding = new Map<net.Socket, { data: Buffer[]; closed: boolean; sent: number; released: boolean; deliver: () => void }>();
   let held = false;
-  let sentHeld = 0;
   let server: net.Server | null = null;
   let port = 0;
   const listen = () =>
@@ -62,8 +68,9 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         let pending: { ms: number | null; held: Buffer[] | null; closed?: boolean } | null = null;
         client.on('error', drop).on('close', drop);
         // A server that closes after answering (moto does) has its held answer delivered first.
+        const keeping = () => (held || holding.has(client)) && !holding.get(client)?.released;
         const upstreamGone = () => {
-          if (held || holding.has(client)) keptFor().closed = true;
+          if (keeping()) keptFor().closed = true;
           else if (pending?.held) pending.closed = true;
           else drop();
         };
@@ -91,11 +98,11 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         const relay = (from: net.Socket, to: net.Socket, onSilenced: (data: Buffer) => void) =>
           from.on('data', (data: Buffer) => {
             dead ||= silent;
-            if (from === client && held) sentHeld += data.length;
+            if (from === client && held) keptFor().sent += data.length;
             if (dead) return onSilenced(data);
             if (from === client && answerRule?.request.test(data.subarray(0, 512).toString('latin1'))) pending = { ms: answerRule.ms, held: null };
             if (from === upstream && answering(data)) return;
-            if (from === upstream && held) return void keptFor().data.push(data);
+            if (from === upstream && keeping()) return void keptFor().data.push(data);
             // Backpressure as pipe() would: a large body is not buffered whole here.
             if (!to.write(data)) {
               from.pause();
@@ -105,9 +112,10 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
         const keptFor = () => {
           let kept = holding.get(client);
           if (!kept) {
-            const entry = { data: [] as Buffer[], closed: false, deliver: () => {} };
+            const entry = { data: [] as Buffer[], closed: false, sent: 0, released: false, deliver: () => {} };
             entry.deliver = () => {
-              for (const d of entry.data) client.write(d);
+              entry.released = true;
+              for (const d of entry.data.splice(0)) client.write(d);
               if (entry.closed) client.end(drop);
             };
             holding.set(client, (kept = entry));
@@ -144,13 +152,15 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     hold: (on) => {
       held = on;
-      sentHeld = 0;
       if (on) return;
       const kept = [...holding.values()];
       holding.clear();
-      for (const k of kept) k.deliver();
+      for (const k of kept) if (!k.released) k.deliver();
     },
-    sentWhileHeld: () => sentHeld,
+    sentWhileHeld: () => [...holding.values()].reduce((n, k) => n + k.sent, 0),
+    releaseAsked: () => {
+      for (const k of holding.values()) if (k.sent > 0 && !k.released) k.deliver();
+    },
     unanswered,
     close: down,
   };

@@ -38,7 +38,7 @@ async function terminate(pid: number): Promise<void> {
 const backendPid = async (db: DbHandle['db']) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid;
 
 /** A fresh database reached through a relay, with one pooled connection so the test knows which one a statement takes. */
-async function throughRelay(): Promise<{ handle: DbHandle; proxy: TcpProxy; lost: Error[] }> {
+async function throughRelay(poolSize = 1): Promise<{ handle: DbHandle; proxy: TcpProxy; lost: Error[] }> {
   const database = await createTestDatabase('stash_lost');
   cleanups.push(database.drop);
   const target = new URL(database.url);
@@ -46,7 +46,7 @@ async function throughRelay(): Promise<{ handle: DbHandle; proxy: TcpProxy; lost
   cleanups.push(() => proxy.close());
   target.host = new URL(proxy.url).host;
   const lost: Error[] = [];
-  const handle = openDatabase(target.toString(), { poolSize: 1, onConnectionLost: (err) => lost.push(err) });
+  const handle = openDatabase(target.toString(), { poolSize, onConnectionLost: (err) => lost.push(err) });
   cleanups.push(() => handle.close());
   await sql`create table notes (body text not null)`.execute(handle.db);
   return { handle, proxy, lost };
@@ -65,6 +65,21 @@ async function sentOnEndedConnection<T>(handle: DbHandle, proxy: TcpProxy, state
   proxy.hold(false);
   const [settled] = await Promise.allSettled([result]);
   return settled!;
+}
+
+/**
+ * Opens `count` connections in the pool of `handle` (as many statements at once), then ends the
+ * first one with its end delivered, so the pool drops it and a loss is known; resolves with the
+ * other connections' backends, still open.
+ */
+async function poolWithOneLost(handle: DbHandle, lost: Error[], count: number): Promise<number[]> {
+  const pids = (
+    await Promise.all(Array.from({ length: count }, () => sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.05)`.execute(handle.db)))
+  ).map((r) => r.rows[0]!.pid);
+  expect(new Set(pids).size).toBe(count);
+  await terminate(pids[0]!);
+  await until(async () => lost.length, (n) => n > 0);
+  return pids.slice(1);
 }
 
 describe.skipIf(!BASE)('PostgreSQL ending connections the pool holds (server/db/pg-pool.ts)', () => {
@@ -115,5 +130,38 @@ describe.skipIf(!BASE)('PostgreSQL ending connections the pool holds (server/db/
     expect(isDatabaseUnavailable(write.status === 'rejected' ? write.reason : null)).toBe(true);
     expect((await sql<{ n: number }>`select count(*)::int as n from notes`.execute(handle.db)).rows).toEqual([{ n: 0 }]);
     expect(await until(async () => lost.length, (n) => n > 0)).toBeGreaterThan(0);
+  });
+
+  it('once a lost connection is known, a write on a connection not heard from since checks it first and is written once', async () => {
+    const { handle, proxy, lost } = await throughRelay(2);
+    const [other] = await poolWithOneLost(handle, lost, 2);
+    // The other one's end is still on its way when the write takes it, as when PostgreSQL ends
+    // every connection at once and their ends arrive milliseconds apart.
+    proxy.hold(true);
+    await terminate(other!);
+    const write = sql`insert into notes (body) values ('once')`.execute(handle.db);
+    await until(async () => proxy.sentWhileHeld(), (n) => n > 0);
+    proxy.hold(false);
+    const [settled] = await Promise.allSettled([write]);
+    expect(settled!.status === 'rejected' ? settled!.reason : 'written').toBe('written');
+    expect((await sql<{ body: string }>`select body from notes`.execute(handle.db)).rows).toEqual([{ body: 'once' }]);
+  });
+
+  it('a read that meets one ended connection after another is asked again until a live one answers', async () => {
+    const { handle, proxy, lost } = await throughRelay(3);
+    await sql`insert into notes (body) values ('kept')`.execute(handle.db);
+    const others = await poolWithOneLost(handle, lost, 3);
+    // Both others ended, their ends still on the way: the read takes one, hears of its end, is
+    // asked again on the other (idle, so the pool hands it out), and only then on a new one.
+    proxy.hold(true);
+    for (const pid of others) await terminate(pid);
+    const read = sql<{ body: string }>`select body from notes`.execute(handle.db);
+    await until(async () => proxy.sentWhileHeld(), (n) => n > 0);
+    const firstAsked = proxy.sentWhileHeld();
+    proxy.releaseAsked();
+    await until(async () => proxy.sentWhileHeld(), (n) => n > firstAsked);
+    proxy.hold(false);
+    const [settled] = await Promise.allSettled([read]);
+    expect(settled!.status === 'fulfilled' ? settled!.value.rows : settled!.reason).toEqual([{ body: 'kept' }]);
   });
 });
