@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { fileTypeFromBuffer } from 'file-type';
 import type { imageSize } from 'image-size';
+import { confirmsSignature } from './weak-signatures.ts';
 
 /**
  * Issue 9, a lean process: the two parsers load at the first upload, not at start, so an idle
@@ -36,13 +37,15 @@ export interface FileKind {
 
 /**
  * Design §7: the type comes from the bytes, never from the name or the client's claim. Bytes
- * file-type does not know are text/plain when they read as UTF-8 text (so HTML, SVG or script
+ * file-type does not know (or names from a signature the rest of the head does not bear out,
+ * weak-signatures.ts) are text/plain when they read as UTF-8 text (so HTML, SVG or script
  * disguised under any name end up as plain text), application/octet-stream otherwise.
  */
 export async function detectKind(head: Buffer, totalSize: number): Promise<FileKind> {
   const { fileTypeFromBuffer, imageSize } = await loadSniffers();
   const found = await fileTypeFromBuffer(head);
-  const { mime, ext } = found ?? unknownKind(head, totalSize);
+  // A type named from a couple of bytes counts only when the rest of its header follows them.
+  const { mime, ext } = found && confirmsSignature(found.mime, head, totalSize) ? found : unknownKind(head, totalSize);
   let width: number | null = null;
   let height: number | null = null;
   if (mime.startsWith('image/')) {
