@@ -60,6 +60,9 @@ async function startNodeAnchor(script: string, directory: string): Promise<Ancho
 /** The tus reference server (@tus/server + @tus/file-store). */
 export const startTus = (directory: string) => startNodeAnchor('tus-server.mjs', directory);
 
+/** The least a Node server can do to serve a stored file, Range included (serve-floor.mjs). */
+export const startServeFloor = (directory: string) => startNodeAnchor('serve-floor.mjs', directory);
+
 /** The least a Node server can do with Stash's upload and keep it (ingest-floor.mjs). */
 export const startIngestFloor = (directory: string) => startNodeAnchor('ingest-floor.mjs', directory);
 

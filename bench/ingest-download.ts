@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SIZE } from '../contract/files.ts';
-import { curl, has, startIngestFloor, startNginx, startTus } from './anchors.ts';
+import { curl, has, startIngestFloor, startNginx, startServeFloor, startTus } from './anchors.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { startS3Bench } from './s3-store.ts';
@@ -236,6 +236,7 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
   fs.chmodSync(path.join(nginxRoot, 'small.bin'), 0o644);
   const smallUrl = await stashUpload(server, token, small, 'small.bin');
   const nginx = await startNginx(nginxRoot, work);
+  const floor = await startServeFloor(nginxRoot);
   // The files host as a deployment on this machine would run it, one process per core as nginx's
   // `worker_processes auto` does (README "Configuration", FILES_PROCESSES), on the same data.
   let filesHost: BenchServer | null = null;
@@ -257,14 +258,25 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     if (s3) rows.push(s3Row(`download ${(SIZE / MB).toFixed(0)} MiB from S3 (moto), curl`, s3, dl.s3, dl.stash!));
 
     const range = await interleave(
-      { stash: () => timeGet(stashName, `-${MB}`), nginx: () => timeGet(`${nginx.url}/file.bin`, `-${MB}`) },
+      {
+        stash: () => timeGet(stashName, `-${MB}`),
+        nginx: () => timeGet(`${nginx.url}/file.bin`, `-${MB}`),
+        floor: () => timeGet(`${floor.url}/file.bin`, `-${MB}`),
+      },
       options.quick ? 15 : 40,
     );
-    rows.push({ benchmark: 'Range: last 1 MiB (curl, new connection each)', stash: timeSummary(range.stash!), baselineName: 'nginx', baseline: timeSummary(range.nginx!), ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time` });
+    rows.push({
+      benchmark: 'Range: last 1 MiB (curl, new connection each)',
+      stash: timeSummary(range.stash!),
+      baselineName: 'nginx / the Node floor (serve-floor.mjs)',
+      baseline: `${timeSummary(range.nginx!)} / ${timeSummary(range.floor!)}`,
+      ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time; ${(median(range.stash!) / median(range.floor!)).toFixed(2)} × the floor's, the floor ${(median(range.floor!) / median(range.nginx!)).toFixed(2)} × nginx's`,
+    });
 
-    rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, filesHost, limited));
+    rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, `${floor.url}/small.bin`, filesHost, limited));
   } finally {
     await nginx.stop();
+    await floor.stop();
     await filesHost?.stop();
     await limited?.stop();
     fs.rmSync(small.dir, { recursive: true, force: true });
@@ -279,11 +291,11 @@ const FILES_PROCESSES = os.availableParallelism();
  * core, and as one process with rate limits on (as `npm start` runs; the bench's servers run with
  * RATE_LIMITS=off), against nginx with a worker per core; all interleaved, each warmed first.
  */
-function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, filesHost: BenchServer, limited: BenchServer): Row[] {
+function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, floorUrl: string, filesHost: BenchServer, limited: BenchServer): Row[] {
   const seconds = options.quick ? 3 : 8;
   const name = smallUrl.split('/').pop();
-  const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, limited: `${limited.filesUrl}/${name}`, nginx: nginxUrl };
-  const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], limited: [], nginx: [] };
+  const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, limited: `${limited.filesUrl}/${name}`, nginx: nginxUrl, floor: floorUrl };
+  const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], limited: [], nginx: [], floor: [] };
   // Warmed first, as a server in service is: a fresh Node process's first seconds under wrk run
   // code V8 has not optimised yet, and their p99 was 2-4 x the later runs'.
   for (const url of Object.values(urls)) wrk(url, 2);
@@ -297,7 +309,16 @@ function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, fil
     baseline: nginx,
     ratio: `${(med(list, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × req/s, ${(med(list, 'p99') / med(w.nginx, 'p99')).toFixed(2)} × p99`,
   });
-  return [row('one files process', w.one), row(`FILES_PROCESSES=${FILES_PROCESSES}`, w.many), row('one files process, rate limits on', w.limited)];
+  // One Node process doing the least a server can (serve-floor.mjs): what one files process is
+  // measured against besides nginx, whose workers are C on every core.
+  const floor: Row = {
+    benchmark: `4 kB file, the Node floor (serve-floor.mjs, one process), wrk -t2 -c50 -d${seconds}s`,
+    stash: `one files process: ${med(w.one, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.one, 'p99'))}`,
+    baselineName: 'the Node floor',
+    baseline: `${med(w.floor, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.floor, 'p99'))}`,
+    ratio: `${(med(w.one, 'rps') / med(w.floor, 'rps')).toFixed(2)} × the floor's req/s; the floor ${(med(w.floor, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × nginx's`,
+  };
+  return [row('one files process', w.one), row(`FILES_PROCESSES=${FILES_PROCESSES}`, w.many), row('one files process, rate limits on', w.limited), floor];
 }
 
 /** An S3 row beside the local-disk row it repeats, or why it could not run. */
