@@ -63,6 +63,9 @@ export const startTus = (directory: string) => startNodeAnchor('tus-server.mjs',
 /** The least a Node server can do to serve a stored file, Range included (serve-floor.mjs). */
 export const startServeFloor = (directory: string) => startNodeAnchor('serve-floor.mjs', directory);
 
+/** A page that posts a picked file in the protocol's slices to a sink that discards them (browser-floor.mjs). */
+export const startBrowserFloor = (directory: string) => startNodeAnchor('browser-floor.mjs', directory);
+
 /** The least a Node server can do with Stash's upload and keep it (ingest-floor.mjs). */
 export const startIngestFloor = (directory: string) => startNodeAnchor('ingest-floor.mjs', directory);
 

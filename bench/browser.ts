@@ -1,8 +1,10 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { buildIsStale, buildWebApp } from '../scripts/web-build.mjs';
 import { CHUNK_SIZE } from '../contract/files.ts';
+import { startBrowserFloor, type Anchor } from './anchors.ts';
 import { makeSource, stashUpload } from './ingest-download.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
@@ -105,6 +107,7 @@ export async function browser(): Promise<Row[]> {
   const server = await startServer({ STASH_ROLES: 'site,api,files' });
   const token = await login(server.apiUrl);
   let src: ReturnType<typeof makeSource> | undefined;
+  let floor: Anchor | undefined;
   const b = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
   const rows: Row[] = [];
   try {
@@ -123,10 +126,13 @@ export async function browser(): Promise<Row[]> {
     const source = src;
 
     const page = await context.newPage();
+    floor = await startBrowserFloor(source.dir);
+    const floorUrl = floor.url;
+    const floorPage = await context.newPage();
     let n = 0;
     // CPU seconds of each run, by who spent them: on two cores the client's share is the
     // server's loss (bench/README.md, "Browser upload").
-    const cpu = { chromium: [] as number[], curl: [] as number[], serverForBrowser: [] as number[], serverForCurl: [] as number[] };
+    const cpu = { chromium: [] as number[], chromiumForFloor: [] as number[], curl: [] as number[], serverForBrowser: [] as number[], serverForCurl: [] as number[] };
     const up = await interleave(
       {
         browser: async () => {
@@ -146,6 +152,31 @@ export async function browser(): Promise<Row[]> {
               return UPLOAD / MB / ((performance.now() - t0) / 1000);
             },
           );
+        },
+        // The same picked file through Chromium's upload path alone (browser-floor.mjs).
+        floor: async () => {
+          await floorPage.goto(floorUrl);
+          const name = `floor-${n++}.bin`;
+          const file = path.join(source.dir, name);
+          fs.linkSync(source.whole, file);
+          const fields = [
+            ['uploadId', crypto.randomUUID()],
+            ['fileSize', String(UPLOAD)],
+            ['chunkHash', '0'.repeat(64)],
+            ['totalChunks', String(Math.ceil(UPLOAD / CHUNK_SIZE))],
+            ['originalname', name],
+            ['token', token],
+          ];
+          return withCpu([[cpu.chromiumForFloor, () => cpuOfProgram('chromium')]], async () => {
+            const t0 = performance.now();
+            await floorPage.getByLabel('Choose files to upload').setInputFiles(file);
+            const received = await floorPage.evaluate(
+              ([chunkSize, f]) => (window as unknown as { sendInSlices(size: number, fields: string[][]): Promise<number> }).sendInSlices(chunkSize, f),
+              [CHUNK_SIZE, fields] as const,
+            );
+            if (received < UPLOAD) throw new Error(`the browser floor received ${received} of ${UPLOAD} bytes`);
+            return UPLOAD / MB / ((performance.now() - t0) / 1000);
+          });
         },
         curl: () =>
           withCpu(
@@ -169,6 +200,13 @@ export async function browser(): Promise<Row[]> {
       baseline: `${rateSummary(up.curl!)}${canMeasureCpu ? `; CPU ${cpuSummary(cpu.curl)} curl + ${cpuSummary(cpu.serverForCurl)} server` : ''}`,
       ratio: ratio(up.browser!, up.curl!),
     });
+    rows.push({
+      benchmark: `upload ${(UPLOAD / MB).toFixed(0)} MiB, the browser floor: the same Chromium posting the same picked file in 80 MB multipart slices, no hash, no storage, into a Node server that discards them (browser-floor.mjs)`,
+      stash: `the web app: ${rateSummary(up.browser!)}`,
+      baselineName: 'the floor / curl into Stash',
+      baseline: `${rateSummary(up.floor!)}${canMeasureCpu ? `; CPU ${cpuSummary(cpu.chromiumForFloor)} Chromium` : ''} / ${rateSummary(up.curl!)}`,
+      ratio: `${ratio(up.browser!, up.floor!)} the floor; the floor ${ratio(up.floor!, up.curl!)} curl`,
+    });
 
     if (!options.quick) {
       try {
@@ -179,6 +217,7 @@ export async function browser(): Promise<Row[]> {
     }
   } finally {
     await b.close();
+    await floor?.stop();
     await server.stop();
     if (src) fs.rmSync(src.dir, { recursive: true, force: true });
     fs.rmSync(server.dataDir, { recursive: true, force: true });
