@@ -122,7 +122,10 @@ export async function waitForState(queue: UploadQueue, id: string, states: Shown
   }
 }
 
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+// 15 s: a state a correct queue reaches in milliseconds took over 10 s once, on a machine running
+// two full suites beside this one ("resumes after a reload", waiting for the server to record a
+// cut chunk); a test's waits together still fit its 60 s.
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition never became true');
