@@ -12,15 +12,16 @@ const [, port] = process.argv.slice(2);
 const PAGE = `<!doctype html><meta charset="utf-8"><title>browser floor</title>
 <label>Choose files to upload <input type="file"></label>
 <script>
-window.sendInSlices = async (chunkSize, fields) => {
+// fields and names (the index's and the file's field) come from contract/upload-fields.ts.
+window.sendInSlices = async (chunkSize, fields, names) => {
   const file = document.querySelector('input').files[0];
   const total = Math.max(1, Math.ceil(file.size / chunkSize));
   let received = 0;
   for (let index = 0; index < total; index++) {
     const form = new FormData();
     for (const [k, v] of fields) form.append(k, v);
-    form.append('chunkIndex', String(index));
-    form.append('file', file.slice(index * chunkSize, Math.min(file.size, (index + 1) * chunkSize)), file.name);
+    form.append(names.index, String(index));
+    form.append(names.file, file.slice(index * chunkSize, Math.min(file.size, (index + 1) * chunkSize)), file.name);
     // XHR, as the app's transport sends a chunk (its upload progress is listened to).
     received += await new Promise((resolve, reject) => {
       const xhr = new XMLHttpRequest();

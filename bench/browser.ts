@@ -4,6 +4,7 @@ import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { buildIsStale, buildWebApp } from '../scripts/web-build.mjs';
 import { CHUNK_SIZE } from '../contract/files.ts';
+import { UPLOAD_FIELDS } from '../contract/upload-fields.ts';
 import { startBrowserFloor, type Anchor } from './anchors.ts';
 import { makeSource, stashUpload } from './ingest-download.ts';
 import { options } from './options.ts';
@@ -160,19 +161,21 @@ export async function browser(): Promise<Row[]> {
           const file = path.join(source.dir, name);
           fs.linkSync(source.whole, file);
           const fields = [
-            ['uploadId', crypto.randomUUID()],
-            ['fileSize', String(UPLOAD)],
-            ['chunkHash', '0'.repeat(64)],
-            ['totalChunks', String(Math.ceil(UPLOAD / CHUNK_SIZE))],
-            ['originalname', name],
-            ['token', token],
+            [UPLOAD_FIELDS.uploadId, crypto.randomUUID()],
+            [UPLOAD_FIELDS.fileSize, String(UPLOAD)],
+            [UPLOAD_FIELDS.chunkHash, '0'.repeat(64)],
+            [UPLOAD_FIELDS.totalChunks, String(Math.ceil(UPLOAD / CHUNK_SIZE))],
+            [UPLOAD_FIELDS.originalname, name],
+            [UPLOAD_FIELDS.token, token],
           ];
+          const names = { index: UPLOAD_FIELDS.chunkIndex, file: UPLOAD_FIELDS.file };
           return withCpu([[cpu.chromiumForFloor, () => cpuOfProgram('chromium')]], async () => {
             const t0 = performance.now();
             await floorPage.getByLabel('Choose files to upload').setInputFiles(file);
             const received = await floorPage.evaluate(
-              ([chunkSize, f]) => (window as unknown as { sendInSlices(size: number, fields: string[][]): Promise<number> }).sendInSlices(chunkSize, f),
-              [CHUNK_SIZE, fields] as const,
+              ([chunkSize, f, n]) =>
+                (window as unknown as { sendInSlices(size: number, fields: string[][], names: { index: string; file: string }): Promise<number> }).sendInSlices(chunkSize, f, n),
+              [CHUNK_SIZE, fields, names] as const,
             );
             if (received < UPLOAD) throw new Error(`the browser floor received ${received} of ${UPLOAD} bytes`);
             return UPLOAD / MB / ((performance.now() - t0) / 1000);

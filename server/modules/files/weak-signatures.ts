@@ -144,30 +144,36 @@ function mpegFrameLength(head: Buffer, at: number): number | null {
 }
 
 /**
- * MPEG audio: a valid frame header, and where its length says the next frame starts, another
- * (or the end of what was read: a file of one frame, or a head cut off there).
+ * A frame header at the start and, where its length says the next frame starts, another (or the
+ * end of what was read: a file of one frame, or a head cut off there). `headerBytes`: how much
+ * of a header `frameLength` needs to read.
  */
-function isMpegAudioFrame(head: Buffer): boolean {
-  const length = mpegFrameLength(head, 0);
+function followedByFrame(head: Buffer, frameLength: (head: Buffer, at: number) => number | null, headerBytes: number): boolean {
+  const length = frameLength(head, 0);
   if (length === null) return false;
-  return length + 4 > head.length || mpegFrameLength(head, length) !== null;
+  return length + headerBytes > head.length || frameLength(head, length) !== null;
+}
+
+/** MPEG audio: a valid frame header followed by another. */
+function isMpegAudioFrame(head: Buffer): boolean {
+  return followedByFrame(head, mpegFrameLength, 4);
 }
 
 /**
- * ADTS (AAC): layer 0, a sampling index that exists (0–12), a frame length that holds at least
- * its own header, and the next frame's sync word where that length ends (or the end of the head).
+ * An ADTS (AAC) frame header at `at`: layer 0, a sampling index that exists (0–12) and a frame
+ * length that holds at least its own header; that length, or null when the header is not one.
  */
+function adtsFrameLength(head: Buffer, at: number): number | null {
+  if (at + 7 > head.length || head[at] !== 0xff || (head[at + 1]! & 0xf6) !== 0xf0) return null;
+  if (((head[at + 2]! >> 2) & 0xf) > 12) return null;
+  const length = ((head[at + 3]! & 0x03) << 11) | (head[at + 4]! << 3) | (head[at + 5]! >> 5);
+  const headerLength = head[at + 1]! & 1 ? 7 : 9;
+  return length >= headerLength ? length : null;
+}
+
+/** ADTS (AAC): a valid frame header followed by another. */
 function isAdtsFrame(head: Buffer): boolean {
-  const frameLength = (at: number): number | null => {
-    if (at + 7 > head.length || head[at] !== 0xff || (head[at + 1]! & 0xf6) !== 0xf0) return null;
-    if (((head[at + 2]! >> 2) & 0xf) > 12) return null;
-    const length = ((head[at + 3]! & 0x03) << 11) | (head[at + 4]! << 3) | (head[at + 5]! >> 5);
-    const headerLength = head[at + 1]! & 1 ? 7 : 9;
-    return length >= headerLength ? length : null;
-  };
-  const length = frameLength(0);
-  if (length === null) return false;
-  return length + 7 > head.length || frameLength(length) !== null;
+  return followedByFrame(head, adtsFrameLength, 7);
 }
 
 /**
