@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
+import { alignedSlots } from './aligned-slots.ts';
+import { BufferedWriter, DirectWriter, type SinkWriter } from './sink-writers.ts';
 
-const writev = promisify(fs.writev);
 const fdatasync = promisify(fs.fdatasync);
 
 /**
@@ -18,29 +19,42 @@ export const CHECKPOINT_MS = 250;
 
 /**
  * A write stream into an open file at a byte position that (a) gathers pieces into large
- * `writev` calls, (b) every CHECKPOINT_BYTES starts an fdatasync in the background and, once it
+ * writes — direct ones past the page cache when `directFd` is given (sink-writers.ts) — (b) every CHECKPOINT_BYTES starts an fdatasync in the background and, once it
  * returns, reports the bytes it covered through `onDurable` — so syncing overlaps with writing
  * instead of stalling the socket — and (c) finishes only after a last fdatasync: the stream's
  * 'finish' means every byte is on stable storage (design §7, issue 9).
  */
 export class DurableSink extends Writable {
-  /** Bytes handed to the kernel (written, maybe not yet durable). */
-  written = 0;
   /** Bytes known durable. */
   durable = 0;
   private syncing: Promise<void> | null = null;
   private syncError: unknown = null;
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private readonly writer: SinkWriter;
 
   constructor(
     private readonly fd: number,
-    private readonly position: number,
+    position: number,
     private readonly onDurable: (bytes: number) => Promise<void>,
-    /** Called with each batch of pieces once written: the sink never reads them again (WriteAtOptions.taken). */
-    private readonly taken?: (pieces: readonly Buffer[]) => void,
+    options: {
+      /** Called with each batch of pieces once taken: the sink never reads them again (WriteAtOptions.taken). */
+      taken?: (pieces: readonly Buffer[]) => void;
+      /** The same file opened with O_DIRECT: whole 4 KiB blocks go through it. */
+      directFd?: number;
+    } = {},
   ) {
     super({ highWaterMark: SINK_BUFFER_BYTES, decodeStrings: true });
+    this.taken = options.taken;
+    const direct = options.directFd === undefined ? null : DirectWriter.open(fd, options.directFd, position, alignedSlots);
+    this.writer = direct ?? new BufferedWriter(fd, position);
+  }
+
+  private readonly taken?: (pieces: readonly Buffer[]) => void;
+
+  /** Bytes handed to the kernel (written, maybe not yet durable). */
+  get written(): number {
+    return this.writer.written;
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
@@ -57,6 +71,7 @@ export class DurableSink extends Writable {
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
     this.stopTimer();
+    this.writer.close();
     done(err);
   }
 
@@ -67,27 +82,23 @@ export class DurableSink extends Writable {
 
   private async writeMany(buffers: Buffer[]): Promise<void> {
     if (this.syncError) throw this.syncError as Error;
-    let pending = buffers;
-    while (pending.length > 0) {
-      const { bytesWritten: n } = await writev(this.fd, pending, this.position + this.written);
-      this.written += n;
-      pending = dropWritten(pending, n);
-    }
+    await this.writer.take(buffers);
     this.taken?.(buffers);
     if (this.written - this.durable >= CHECKPOINT_BYTES) this.startCheckpoint();
     else if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = null;
-        this.startCheckpoint();
+        this.startCheckpoint(true);
       }, CHECKPOINT_MS);
       this.timer.unref();
     }
   }
 
-  private startCheckpoint(): void {
+  /** `flush`: a stalled sender's bytes still held for a full block are written first (the timer's checkpoint). */
+  private startCheckpoint(flush = false): void {
     this.stopTimer();
-    if (this.syncing || this.durable === this.written) return;
-    this.syncing = this.checkpoint().finally(() => (this.syncing = null));
+    if (this.syncing) return;
+    this.syncing = this.checkpoint(flush).finally(() => (this.syncing = null));
   }
 
   private stopTimer(): void {
@@ -95,9 +106,11 @@ export class DurableSink extends Writable {
     this.timer = null;
   }
 
-  private async checkpoint(): Promise<void> {
-    const upTo = this.written;
+  private async checkpoint(flush: boolean): Promise<void> {
     try {
+      if (flush) await this.writer.flush();
+      const upTo = this.written;
+      if (upTo === this.durable) return;
       await fdatasync(this.fd);
       this.durable = upTo;
       await this.onDurable(upTo);
@@ -106,30 +119,24 @@ export class DurableSink extends Writable {
     }
   }
 
+  /** Resolves once no write or sync of the sink is under way, whatever their outcome: then its descriptors may be closed. */
+  async settled(): Promise<void> {
+    await this.writing?.catch(() => {});
+    await this.syncing;
+    await this.writer.settled();
+  }
+
   /** Waits for the write and sync under way, then makes everything written so far durable. */
   async syncNow(): Promise<void> {
     this.stopTimer();
     if (this.writing) await this.writing.catch(() => {});
     if (this.syncing) await this.syncing;
     if (this.syncError) throw this.syncError as Error;
+    await this.writer.flush();
     if (this.durable === this.written) return;
     const upTo = this.written;
     await fdatasync(this.fd);
     this.durable = upTo;
     await this.onDurable(upTo);
   }
-}
-
-function dropWritten(buffers: Buffer[], n: number): Buffer[] {
-  let left = n;
-  const rest: Buffer[] = [];
-  for (const b of buffers) {
-    if (left >= b.length) {
-      left -= b.length;
-    } else {
-      rest.push(left > 0 ? b.subarray(left) : b);
-      left = 0;
-    }
-  }
-  return rest;
 }

@@ -1,10 +1,13 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { piecesFrom, type ByteSource } from '../lib/stream-pieces.ts';
+import { alignedSlots } from './aligned-slots.ts';
 import { DurableSink } from './durable-sink.ts';
+import { DIRECT_ALIGN } from './sink-writers.ts';
 import { PartialWriteError, STORE_UNAVAILABLE, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
@@ -30,13 +33,26 @@ export class LocalStorage implements Storage {
   private readonly filesDir: string;
   private readonly progressRoot: string;
   private readonly servedPaths = new Map<string, Buffer>();
+  private directWrites: Promise<boolean> | null;
 
-  constructor(root: string) {
+  /** `directWrites: false` keeps every write in the page cache (tests compare the two). */
+  constructor(root: string, options: { directWrites?: boolean } = {}) {
     this.partialDir = path.join(root, 'partial');
     this.filesDir = path.join(root, 'files');
     this.progressRoot = path.join(root, 'progress');
     fs.mkdirSync(this.partialDir, { recursive: true });
     fs.mkdirSync(this.filesDir, { recursive: true });
+    this.directWrites = options.directWrites === false ? Promise.resolve(false) : null;
+  }
+
+  /**
+   * Whether uploads are written past the page cache (sink-writers.ts, issue 9), found out once
+   * by a direct write into this directory: a filesystem without O_DIRECT (tmpfs), or memory the
+   * device will not take, leaves every write in the page cache, as before.
+   */
+  writesDirect(): Promise<boolean> {
+    this.directWrites ??= probeDirectWrites(this.partialDir);
+    return this.directWrites;
   }
 
   private partialPath(key: string): string {
@@ -80,13 +96,14 @@ export class LocalStorage implements Storage {
     const began = (performance.timeOrigin + performance.now()).toFixed(3).padStart(20, '0');
     const checkpoint = (end: number) => mark.write(`${String(end).padStart(20, '0')} ${began}`, 0);
     await checkpoint(offset);
+    const direct = (await this.writesDirect()) ? await fsp.open(file, fs.constants.O_WRONLY | fs.constants.O_DIRECT).catch(() => null) : null;
     const sink = new DurableSink(
       data.fd,
       offset,
       async (durable) => {
         await checkpoint(offset + durable);
       },
-      options.taken,
+      { taken: options.taken, directFd: direct?.fd },
     );
     const { signal } = options;
     let failure = null as { cause: unknown } | null;
@@ -113,7 +130,10 @@ export class LocalStorage implements Storage {
       );
       throw new PartialWriteError(durable, err);
     } finally {
+      // No write may still be under way on a descriptor closed here (its number is reused at once).
+      await sink.settled();
       await mark.close();
+      await direct?.close();
       await data.close();
     }
     // The sink has ended: every byte that arrived is durable, and sink.durable is final.
@@ -246,6 +266,27 @@ export class LocalStorage implements Storage {
     } catch {
       return false;
     }
+  }
+}
+
+async function probeDirectWrites(dir: string): Promise<boolean> {
+  if (fs.constants.O_DIRECT === undefined) return false;
+  const slot = alignedSlots.take();
+  if (!slot) return false;
+  const file = path.join(dir, `.direct-probe-${crypto.randomUUID()}`);
+  try {
+    const handle = await fsp.open(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_DIRECT, 0o600);
+    try {
+      await handle.write(slot, 0, DIRECT_ALIGN, 0);
+      return true;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return false;
+  } finally {
+    alignedSlots.give(slot);
+    await fsp.rm(file, { force: true });
   }
 }
 

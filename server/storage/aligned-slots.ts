@@ -1,0 +1,72 @@
+/**
+ * Page-aligned write buffers for direct writes (server/storage/direct-writer.ts). `O_DIRECT`
+ * refuses memory that is not aligned to the device's DMA alignment, and nothing Node allocates
+ * for a Buffer is (glibc hands large blocks out 16 bytes into a mapping). A WebAssembly memory
+ * is mapped by V8 on its own, page-aligned, so each 1 MiB slice of one is aligned too; the
+ * storage's first direct write checks that before any upload relies on it (`probeDirectWrites`).
+ */
+
+/** One slot per write: as large as the sink's batches (SINK_BUFFER_BYTES, durable-sink.ts). */
+export const SLOT_BYTES = 1024 * 1024;
+const SLOTS_PER_ARENA = 8;
+/** A WebAssembly page. */
+const WASM_PAGE = 64 * 1024;
+
+interface Arena {
+  free: Buffer[];
+  inUse: number;
+}
+
+/**
+ * Slots are taken from 8 MiB arenas. An arena whose slots have all come back is dropped (V8
+ * unmaps it once collected) while another free one is kept, so a burst of uploads does not
+ * leave its buffers resident for good (issue 9: idle and peak memory).
+ */
+export class AlignedSlots {
+  private readonly arenas: Arena[] = [];
+  private readonly owner = new WeakMap<Buffer, Arena>();
+
+  /** A slot of SLOT_BYTES, or null when no more memory can be mapped (the caller writes through the page cache). */
+  take(): Buffer | null {
+    let arena = this.arenas.find((a) => a.free.length > 0);
+    if (!arena) {
+      try {
+        arena = newArena();
+      } catch {
+        // V8 caps the address space its WebAssembly memories reserve: past it, no direct writes.
+        return null;
+      }
+      for (const slot of arena.free) this.owner.set(slot, arena);
+      this.arenas.push(arena);
+    }
+    arena.inUse += 1;
+    return arena.free.pop()!;
+  }
+
+  /** Hands a slot back; only once nothing (no write under way) reads it any more. */
+  give(slot: Buffer): void {
+    const arena = this.owner.get(slot);
+    if (!arena) return;
+    arena.free.push(slot);
+    arena.inUse -= 1;
+    if (arena.inUse === 0 && this.arenas.some((a) => a !== arena && a.inUse === 0)) {
+      this.arenas.splice(this.arenas.indexOf(arena), 1);
+    }
+  }
+
+  /** Arenas mapped now (tests: a burst's buffers are given back). */
+  get arenaCount(): number {
+    return this.arenas.length;
+  }
+}
+
+function newArena(): Arena {
+  const pages = (SLOT_BYTES * SLOTS_PER_ARENA) / WASM_PAGE;
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+  const free: Buffer[] = [];
+  for (let i = 0; i < SLOTS_PER_ARENA; i++) free.push(Buffer.from(memory.buffer, i * SLOT_BYTES, SLOT_BYTES));
+  return { free, inUse: 0 };
+}
+
+/** The process's slots: shared by every upload's writer. */
+export const alignedSlots = new AlignedSlots();
