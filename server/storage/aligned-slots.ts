@@ -1,13 +1,17 @@
 /**
- * Page-aligned write buffers for direct writes (server/storage/direct-writer.ts). `O_DIRECT`
+ * Page-aligned write buffers for direct writes (server/storage/sink-writers.ts). `O_DIRECT`
  * refuses memory that is not aligned to the device's DMA alignment, and nothing Node allocates
  * for a Buffer is (glibc hands large blocks out 16 bytes into a mapping). A WebAssembly memory
- * is mapped by V8 on its own, page-aligned, so each 1 MiB slice of one is aligned too; the
+ * is mapped by V8 on its own, page-aligned, and so is each slot cut from one; the
  * storage's first direct write checks that before any upload relies on it (`probeDirectWrites`).
  */
 
-/** One slot per write: as large as the sink's batches (SINK_BUFFER_BYTES, durable-sink.ts). */
-export const SLOT_BYTES = 1024 * 1024;
+/**
+ * One slot per direct write; a writer holds two (one filling, one being written). 1 MiB slots in
+ * 8 MiB arenas had put 28 MiB on the peak of 8 × 1 GiB uploads at once (149 MiB against 121);
+ * 512 KiB ingests as fast (alternated rounds), 256 KiB did not (bench/README.md).
+ */
+export const SLOT_BYTES = 512 * 1024;
 const SLOTS_PER_ARENA = 8;
 /** A WebAssembly page. */
 const WASM_PAGE = 64 * 1024;
@@ -18,7 +22,7 @@ interface Arena {
 }
 
 /**
- * Slots are taken from 8 MiB arenas. An arena whose slots have all come back is dropped (V8
+ * Slots are taken from 4 MiB arenas. An arena whose slots have all come back is dropped (V8
  * unmaps it once collected) while another free one is kept, so a burst of uploads does not
  * leave its buffers resident for good (issue 9: idle and peak memory).
  */

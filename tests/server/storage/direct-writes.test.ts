@@ -10,7 +10,7 @@ import { PartialWriteError } from '../../../server/storage/storage.ts';
 import { pattern } from './drivers.ts';
 
 /**
- * Issue 9, durable ingest: uploads on local disk are written with O_DIRECT in aligned 1 MiB
+ * Issue 9, durable ingest: uploads on local disk are written with O_DIRECT in aligned 512 KiB
  * blocks (server/storage/sink-writers.ts), their unaligned ends through the page cache. What a
  * user would notice if that went wrong: a byte out of place, a neighbouring chunk's bytes
  * overwritten, a resume that is told more is stored than is.
@@ -141,7 +141,7 @@ describe('aligned slots', () => {
     const slots = new AlignedSlots();
     const taken = Array.from({ length: 20 }, () => slots.take()!);
     expect(slots.arenaCount).toBe(3);
-    // Every slot is a distinct 1 MiB of memory.
+    // Every slot is a distinct piece of memory.
     taken.forEach((s, i) => s.fill(i));
     expect(taken.every((s, i) => s.length === SLOT_BYTES && s[0] === i && s[SLOT_BYTES - 1] === i)).toBe(true);
     for (const s of taken) slots.give(s);
