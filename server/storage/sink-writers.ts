@@ -63,11 +63,12 @@ interface Slot {
 
 /**
  * Issue 9, durable ingest at disk speed: the pieces are copied into aligned 512 KiB slots and each
- * full slot goes to the disk with `O_DIRECT`, past the page cache. On the virtual machines this
- * runs on, every new page the kernel takes for the page cache is first touched by the host:
- * `dd conv=fdatasync` into a new file made 303–365 MB/s at 2.6–3.2 s of system CPU per GiB, the
- * same dd with `oflag=direct` 1.7–2.0 GB/s at 0.12–0.16 s (bench/README.md). Direct writes also
- * spare the copy into the cache everywhere else, and leave the cache to the files being read.
+ * full slot goes to the disk with `O_DIRECT`, past the page cache. The virtual machines this runs
+ * on give free memory back to their host, which must back a page again before the kernel can
+ * fill it: `dd conv=fdatasync` into a new file made 303–365 MB/s at 2.6–3.2 s of system CPU per
+ * GiB, the same dd with `oflag=direct` 1.7–2.0 GB/s at 0.12–0.16 s (bench/README.md). Direct
+ * writes also spare the copy into the cache everywhere else, and leave the cache to the files
+ * being read.
  *
  * Only the writer's own bytes are ever written: the ends of a range that are not on a 4 KiB
  * boundary (a resume's first bytes, a chunk's last, what a stalled sender's checkpoint flushes)
@@ -199,6 +200,8 @@ export class DirectWriter implements SinkWriter {
   private async writeAll(fd: number, buffer: Buffer, from: number, to: number, base: number): Promise<void> {
     for (let at = from; at < to; ) {
       const { bytesWritten } = await write(fd, buffer, at, to - at, base + at);
+      // A regular file takes at least one byte or fails; this keeps a broken one from looping for ever.
+      if (bytesWritten === 0) throw new Error(`write at ${base + at} took no bytes`);
       at += bytesWritten;
     }
   }
