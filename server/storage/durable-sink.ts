@@ -19,10 +19,11 @@ export const CHECKPOINT_MS = 250;
 
 /**
  * A write stream into an open file at a byte position that (a) gathers pieces into large
- * writes — direct ones past the page cache when `directFd` is given (sink-writers.ts) — (b) every CHECKPOINT_BYTES starts an fdatasync in the background and, once it
- * returns, reports the bytes it covered through `onDurable` — so syncing overlaps with writing
- * instead of stalling the socket — and (c) finishes only after a last fdatasync: the stream's
- * 'finish' means every byte is on stable storage (design §7, issue 9).
+ * writes — direct ones past the page cache when `directFd` is given (sink-writers.ts) — (b)
+ * every CHECKPOINT_BYTES starts an fdatasync in the background and, once it returns, reports
+ * the bytes it covered through `onDurable` — so syncing overlaps with writing instead of
+ * stalling the socket — and (c) finishes only after a last fdatasync: the stream's 'finish'
+ * means every byte is on stable storage (design §7, issue 9).
  */
 export class DurableSink extends Writable {
   /** Bytes known durable. */
@@ -32,6 +33,7 @@ export class DurableSink extends Writable {
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly writer: SinkWriter;
+  private readonly taken?: (pieces: readonly Buffer[]) => void;
 
   constructor(
     private readonly fd: number,
@@ -49,8 +51,6 @@ export class DurableSink extends Writable {
     const direct = options.directFd === undefined ? null : DirectWriter.open(fd, options.directFd, position, alignedSlots);
     this.writer = direct ?? new BufferedWriter(fd, position);
   }
-
-  private readonly taken?: (pieces: readonly Buffer[]) => void;
 
   /** Bytes handed to the kernel (written, maybe not yet durable). */
   get written(): number {

@@ -36,12 +36,7 @@ export class BufferedWriter implements SinkWriter {
   ) {}
 
   async take(pieces: Buffer[]): Promise<void> {
-    let pending = pieces;
-    while (pending.length > 0) {
-      const { bytesWritten: n } = await writev(this.fd, pending, this.position + this.written);
-      this.written += n;
-      pending = dropWritten(pending, n);
-    }
+    await writevAll(this.fd, pieces, this.position + this.written, (n) => (this.written += n));
   }
 
   async flush(): Promise<void> {}
@@ -161,12 +156,7 @@ export class DirectWriter implements SinkWriter {
     await this.chain;
     this.throwIfFailed();
     if (this.closed) return;
-    let pending = pieces;
-    while (pending.length > 0) {
-      const { bytesWritten: n } = await writev(this.fd, pending, this.position + this.written);
-      this.written += n;
-      pending = dropWritten(pending, n);
-    }
+    await writevAll(this.fd, pieces, this.position + this.written, (n) => (this.written += n));
   }
 
   /** Writes buffer[from, to) of `slot` after the writes queued before; `giveBack`: the slot is done with after it. */
@@ -213,6 +203,20 @@ export class DirectWriter implements SinkWriter {
 
 function roundUp(n: number): number {
   return n % DIRECT_ALIGN === 0 ? n : n + DIRECT_ALIGN - (n % DIRECT_ALIGN);
+}
+
+/**
+ * Writes `pieces` at `position` with as few `writev` calls as the kernel allows, reporting each
+ * call's bytes as it returns (so a write that fails midway has counted what it wrote).
+ */
+async function writevAll(fd: number, pieces: Buffer[], position: number, wrote: (bytes: number) => void): Promise<void> {
+  let pending = pieces;
+  for (let at = position; pending.length > 0; ) {
+    const { bytesWritten: n } = await writev(fd, pending, at);
+    at += n;
+    wrote(n);
+    pending = dropWritten(pending, n);
+  }
 }
 
 function dropWritten(buffers: Buffer[], n: number): Buffer[] {
