@@ -36,7 +36,10 @@ export class LocalStorage implements Storage {
   private directWrites: Promise<boolean> | null;
 
   /** `directWrites: false` keeps every write in the page cache (tests compare the two). */
-  constructor(root: string, options: { directWrites?: boolean } = {}) {
+  constructor(
+    private readonly root: string,
+    options: { directWrites?: boolean } = {},
+  ) {
     this.partialDir = path.join(root, 'partial');
     this.filesDir = path.join(root, 'files');
     this.progressRoot = path.join(root, 'progress');
@@ -47,11 +50,13 @@ export class LocalStorage implements Storage {
 
   /**
    * Whether uploads are written past the page cache (sink-writers.ts, issue 9), found out once
-   * by a direct write into this directory: a filesystem without O_DIRECT (tmpfs), or memory the
-   * device will not take, leaves every write in the page cache, as before.
+   * by a direct write beside `partial/` (the same filesystem: objects are renamed out of it,
+   * never copied): a filesystem without O_DIRECT (tmpfs), or memory the device will not take,
+   * leaves every write in the page cache, as before. Not inside `partial/`: that holds unfinished
+   * objects and nothing else, and the first upload's bytes would be counted with the probe's.
    */
   writesDirect(): Promise<boolean> {
-    this.directWrites ??= probeDirectWrites(this.partialDir);
+    this.directWrites ??= probeDirectWrites(this.root);
     return this.directWrites;
   }
 

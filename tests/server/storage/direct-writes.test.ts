@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AlignedSlots, SLOT_BYTES } from '../../../server/storage/aligned-slots.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { PartialWriteError } from '../../../server/storage/storage.ts';
+import { until } from '../../helpers/poll.ts';
 import { pattern } from './drivers.ts';
 
 /**
@@ -133,6 +134,28 @@ describe('direct writes', () => {
     expect(await storage.storedBytes('direct-cut-1', 0, data.length)).toBe(cut);
     expect(await storage.writeAt('direct-cut-1', cut, inPieces(data.subarray(cut), [65_536]))).toBe(data.length - cut);
     expect((await readBack(storage, 'direct-cut-1', data.length)).equals(data)).toBe(true);
+  });
+
+  it('are found out without putting anything but unfinished uploads into partial/', async () => {
+    // The first upload's write finds out whether direct writes work here. A probe file among the
+    // unfinished objects was counted as that upload's bytes (a CI run cut a sender too early).
+    const storage = store();
+    const partial = path.join(dirs[0]!, 'partial');
+    const seen: { event: string; name: string }[] = [];
+    const watcher = fs.watch(partial, (event, name) => seen.push({ event, name: String(name) }));
+    try {
+      await storage.writeAt('direct-probe-1', 7, inPieces(pattern(3 * 4096, 9), [4096]));
+      // inotify reports in order: the upload's own bytes are written after the probe has ended.
+      await until(
+        () => Promise.resolve(seen),
+        (s) => s.some((e) => e.event === 'change' && e.name === 'direct-probe-1'),
+      );
+    } finally {
+      watcher.close();
+    }
+    expect(await storage.writesDirect()).toBe(true);
+    expect(new Set(seen.map((e) => e.name))).toEqual(new Set(['direct-probe-1']));
+    expect(fs.readdirSync(dirs[0]!).sort()).toEqual(['files', 'partial', 'progress']);
   });
 });
 
