@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AlignedSlots, SLOT_BYTES } from '../../../server/storage/aligned-slots.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
+import { DirectWriter } from '../../../server/storage/sink-writers.ts';
 import { PartialWriteError } from '../../../server/storage/storage.ts';
 import { until } from '../../helpers/poll.ts';
 import { pattern } from './drivers.ts';
@@ -156,6 +157,62 @@ describe('direct writes', () => {
     expect(await storage.writesDirect()).toBe(true);
     expect(new Set(seen.map((e) => e.name))).toEqual(new Set(['direct-probe-1']));
     expect(fs.readdirSync(dirs[0]!).sort()).toEqual(['files', 'partial', 'progress']);
+  });
+});
+
+/** Slots from a process that can map only `left` more (V8 refusing further WebAssembly memory). */
+class ScarceSlots extends AlignedSlots {
+  given = 0;
+  constructor(private left: number) {
+    super();
+  }
+  override take(): Buffer | null {
+    if (this.left <= 0) return null;
+    this.left -= 1;
+    return super.take();
+  }
+  override give(slot: Buffer): void {
+    this.given += 1;
+    super.give(slot);
+  }
+}
+
+describe('a direct writer out of aligned memory', () => {
+  it.each([1, 2])('writes the rest through the page cache, every byte in place (%i slots to be had)', async (slotsLeft) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-scarce-'));
+    dirs.push(dir);
+    const file = path.join(dir, 'object');
+    const before = pattern(4096, 1);
+    fs.writeFileSync(file, before);
+    const fd = fs.openSync(file, 'r+');
+    const directFd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_DIRECT);
+    const slots = new ScarceSlots(slotsLeft);
+    try {
+      const writer = DirectWriter.open(fd, directFd, 7, slots)!;
+      const data = pattern(3 * SLOT_BYTES + 1234, 2);
+      for (let at = 0; at < data.length; at += 100_000) await writer.take([data.subarray(at, at + 100_000)]);
+      await writer.flush();
+      expect(writer.written).toBe(data.length);
+      writer.close();
+      await writer.settled();
+      const back = fs.readFileSync(file);
+      expect(back.length).toBe(7 + data.length);
+      expect(back.subarray(0, 7).equals(before.subarray(0, 7))).toBe(true);
+      expect(back.subarray(7).equals(data)).toBe(true);
+      // Every slot it had is handed back.
+      await until(
+        () => Promise.resolve(slots.given),
+        (n) => n === slotsLeft,
+      );
+      expect(slots.given).toBe(slotsLeft);
+    } finally {
+      fs.closeSync(directFd);
+      fs.closeSync(fd);
+    }
+  });
+
+  it('is not opened at all when no slot can be had: the sink writes through the page cache', () => {
+    expect(DirectWriter.open(0, 0, 0, new ScarceSlots(0))).toBeNull();
   });
 });
 
