@@ -13,6 +13,13 @@
  */
 export const SLOT_BYTES = 512 * 1024;
 const SLOTS_PER_ARENA = 8;
+/**
+ * Slots the process lends at once: 32 MiB, two for each of 32 uploads streaming at full speed
+ * (more than two cores can feed). Past it writes go through the page cache, so thousands of
+ * uploads trickling at the slowest body rate the server accepts hold no more memory than they
+ * did before direct writes (a slot per connection would have been 512 KiB for a few bytes).
+ */
+export const MAX_SLOTS = 64;
 /** A WebAssembly page. */
 const WASM_PAGE = 64 * 1024;
 
@@ -29,9 +36,13 @@ interface Arena {
 export class AlignedSlots {
   private readonly arenas: Arena[] = [];
   private readonly owner = new WeakMap<Buffer, Arena>();
+  private lent = 0;
 
-  /** A slot of SLOT_BYTES, or null when no more memory can be mapped (the caller writes through the page cache). */
+  constructor(private readonly maxSlots = MAX_SLOTS) {}
+
+  /** A slot of SLOT_BYTES, or null when all are lent or no more memory can be mapped (the caller writes through the page cache). */
   take(): Buffer | null {
+    if (this.lent >= this.maxSlots) return null;
     let arena = this.arenas.find((a) => a.free.length > 0);
     if (!arena) {
       try {
@@ -44,6 +55,7 @@ export class AlignedSlots {
       this.arenas.push(arena);
     }
     arena.inUse += 1;
+    this.lent += 1;
     return arena.free.pop()!;
   }
 
@@ -53,9 +65,15 @@ export class AlignedSlots {
     if (!arena) return;
     arena.free.push(slot);
     arena.inUse -= 1;
+    this.lent -= 1;
     if (arena.inUse === 0 && this.arenas.some((a) => a !== arena && a.inUse === 0)) {
       this.arenas.splice(this.arenas.indexOf(arena), 1);
     }
+  }
+
+  /** Slots lent and not yet given back. */
+  get inUse(): number {
+    return this.lent;
   }
 
   /** Arenas mapped now (tests: a burst's buffers are given back). */

@@ -48,8 +48,7 @@ export class DurableSink extends Writable {
   ) {
     super({ highWaterMark: SINK_BUFFER_BYTES, decodeStrings: true });
     this.taken = options.taken;
-    const direct = options.directFd === undefined ? null : DirectWriter.open(fd, options.directFd, position, alignedSlots);
-    this.writer = direct ?? new BufferedWriter(fd, position);
+    this.writer = options.directFd === undefined ? new BufferedWriter(fd, position) : new DirectWriter(fd, options.directFd, position, alignedSlots);
   }
 
   /** Bytes handed to the kernel (written, maybe not yet durable). */

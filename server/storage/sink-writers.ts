@@ -70,57 +70,56 @@ interface Slot {
  * go through the page cache on `fd`, so a block shared with another chunk's write is never
  * rewritten from a stale copy. One disk write is under way at a time, so `written` grows in
  * order; while it runs the next slot fills, and a third is not taken before it ends.
+ *
+ * A slot is held only while bytes wait in it: it is taken when bytes come and given back once a
+ * flush has written them, so a sender gone quiet (its checkpoint flushes) holds none. When the
+ * process's slots are all in use (a bounded pool, aligned-slots.ts) bytes go through the page
+ * cache instead, as everything did before: a crowd of uploads, slow or not, costs no more memory
+ * than it did without direct writes.
  */
 export class DirectWriter implements SinkWriter {
   written = 0;
-  private slot: Slot | null;
+  /** File position after the last byte taken. */
+  private end: number;
+  private slot: Slot | null = null;
   private chain: Promise<void> = Promise.resolve();
   private failure: { error: unknown } | null = null;
   /** Set by close(): a take still under way (a destroyed sink's) takes no slot and writes nothing more. */
   private closed = false;
 
-  /** Null when no aligned memory can be had: the caller writes through the page cache instead. */
-  static open(fd: number, directFd: number, position: number, slots: AlignedSlots): DirectWriter | null {
-    const buffer = slots.take();
-    return buffer ? new DirectWriter(fd, directFd, position, slots, buffer) : null;
-  }
-
-  private constructor(
+  constructor(
     private readonly fd: number,
     private readonly directFd: number,
     private readonly position: number,
     private readonly slots: AlignedSlots,
-    buffer: Buffer,
   ) {
-    const base = position - (position % DIRECT_ALIGN);
-    this.slot = { buffer, base, from: position - base, fill: position - base };
+    this.end = position;
   }
 
   async take(pieces: Buffer[]): Promise<void> {
-    if (this.closed) return;
-    if (!this.slot) return this.takeThroughCache(pieces);
     for (const [i, piece] of pieces.entries()) {
       let at = 0;
       while (at < piece.length) {
+        if (this.closed) return;
         this.throwIfFailed();
-        const slot = this.slot!;
+        const slot = this.slot ?? this.openSlot();
+        if (!slot) return this.takeThroughCache([piece.subarray(at), ...pieces.slice(i + 1)]);
         const n = piece.copy(slot.buffer, slot.fill, at);
         slot.fill += n;
         at += n;
-        if (slot.fill < SLOT_BYTES) continue;
-        await this.nextSlot();
-        if (this.closed) return;
-        if (!this.slot) return this.takeThroughCache([piece.subarray(at), ...pieces.slice(i + 1)]);
+        this.end += n;
+        if (slot.fill === SLOT_BYTES) await this.writeFull(slot);
       }
     }
     this.throwIfFailed();
   }
 
+  /** Writes what waits in the slot and gives the slot back: a quiet sender holds no memory. */
   async flush(): Promise<void> {
     const slot = this.slot;
-    if (slot && slot.fill > slot.from) {
-      this.queue(slot, slot.from, slot.fill, false);
-      slot.from = slot.fill;
+    if (slot) {
+      this.slot = null;
+      this.queue(slot, slot.from, slot.fill, true);
     }
     await this.chain;
     this.throwIfFailed();
@@ -130,7 +129,7 @@ export class DirectWriter implements SinkWriter {
     this.closed = true;
     const slot = this.slot;
     this.slot = null;
-    // The filling slot is given back once the writes queued before it (a flush of its bytes) end.
+    // The filling slot is given back once the writes queued before it end.
     if (slot) void this.chain.then(() => this.slots.give(slot.buffer));
   }
 
@@ -138,25 +137,31 @@ export class DirectWriter implements SinkWriter {
     return this.chain;
   }
 
-  /** The full slot goes to the disk; the next one is taken once the write before it has ended. */
-  private async nextSlot(): Promise<void> {
-    const full = this.slot!;
-    const before = this.chain;
-    this.queue(full, full.from, full.fill, true);
-    this.slot = null;
-    await before;
-    this.throwIfFailed();
-    if (this.closed) return;
+  /** A slot for the bytes from `end` on, its start on a block boundary; null when the pool has none free. */
+  private openSlot(): Slot | null {
     const buffer = this.slots.take();
-    // No aligned memory left in the process (V8 would map no more): the rest through the cache.
-    if (buffer) this.slot = { buffer, base: full.base + SLOT_BYTES, from: 0, fill: 0 };
+    if (!buffer) return null;
+    const base = this.end - (this.end % DIRECT_ALIGN);
+    this.slot = { buffer, base, from: this.end - base, fill: this.end - base };
+    return this.slot;
+  }
+
+  /** The full slot goes to the disk; the next is taken (by take) once the write before it has ended. */
+  private async writeFull(full: Slot): Promise<void> {
+    const before = this.chain;
+    this.slot = null;
+    this.queue(full, full.from, full.fill, true);
+    await before;
   }
 
   private async takeThroughCache(pieces: Buffer[]): Promise<void> {
     await this.chain;
     this.throwIfFailed();
     if (this.closed) return;
-    await writevAll(this.fd, pieces, this.position + this.written, (n) => (this.written += n));
+    await writevAll(this.fd, pieces, this.end, (n) => {
+      this.end += n;
+      this.written = this.end - this.position;
+    });
   }
 
   /** Writes buffer[from, to) of `slot` after the writes queued before; `giveBack`: the slot is done with after it. */

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
-import { AlignedSlots, SLOT_BYTES } from '../../../server/storage/aligned-slots.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AlignedSlots, alignedSlots, MAX_SLOTS, SLOT_BYTES } from '../../../server/storage/aligned-slots.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { DirectWriter } from '../../../server/storage/sink-writers.ts';
 import { PartialWriteError } from '../../../server/storage/storage.ts';
@@ -114,6 +114,8 @@ describe('direct writes', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(durable).toBe(SLOT_BYTES / 2 + 13);
+    // A quiet sender holds no aligned memory: its slot went back with the flush.
+    expect(alignedSlots.inUse).toBe(0);
     resume();
     expect(await write).toBe(data.length);
     expect((await readBack(storage, 'direct-stall-1', 100 + data.length)).subarray(100).equals(data)).toBe(true);
@@ -178,7 +180,7 @@ class ScarceSlots extends AlignedSlots {
 }
 
 describe('a direct writer out of aligned memory', () => {
-  it.each([1, 2])('writes the rest through the page cache, every byte in place (%i slots to be had)', async (slotsLeft) => {
+  it.each([0, 1, 2])('writes the rest through the page cache, every byte in place (%i slots to be had)', async (slotsLeft) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-scarce-'));
     dirs.push(dir);
     const file = path.join(dir, 'object');
@@ -188,7 +190,7 @@ describe('a direct writer out of aligned memory', () => {
     const directFd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_DIRECT);
     const slots = new ScarceSlots(slotsLeft);
     try {
-      const writer = DirectWriter.open(fd, directFd, 7, slots)!;
+      const writer = new DirectWriter(fd, directFd, 7, slots);
       const data = pattern(3 * SLOT_BYTES + 1234, 2);
       for (let at = 0; at < data.length; at += 100_000) await writer.take([data.subarray(at, at + 100_000)]);
       await writer.flush();
@@ -211,12 +213,66 @@ describe('a direct writer out of aligned memory', () => {
     }
   });
 
-  it('is not opened at all when no slot can be had: the sink writes through the page cache', () => {
-    expect(DirectWriter.open(0, 0, 0, new ScarceSlots(0))).toBeNull();
+});
+
+describe('a crowd of uploads', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('holds at most the pool’s slots, none once its senders go quiet, and stores every byte', async () => {
+    const storage = store();
+    expect(await storage.writesDirect()).toBe(true);
+    let most = 0;
+    const take = alignedSlots.take.bind(alignedSlots);
+    vi.spyOn(alignedSlots, 'take').mockImplementation(() => {
+      const slot = take();
+      most = Math.max(most, alignedSlots.inUse);
+      return slot;
+    });
+    const senders = MAX_SLOTS + 36;
+    let resume!: () => void;
+    const quiet = new Promise<void>((r) => (resume = r));
+    const data = Array.from({ length: senders }, (_, i) => pattern(SLOT_BYTES + 5000, i));
+    const writes = data.map((d, i) =>
+      storage.writeAt(
+        `direct-crowd-${i}`,
+        0,
+        Readable.from(
+          (async function* () {
+            yield d.subarray(0, 1000);
+            await quiet;
+            for (let at = 1000; at < d.length; at += 65_536) yield d.subarray(at, at + 65_536);
+          })(),
+        ),
+      ),
+    );
+    const durable = await until(
+      () => Promise.all(data.map((_, i) => storage.storedBytes(`direct-crowd-${i}`, 0, SLOT_BYTES + 5000))),
+      (all) => all.every((n) => n === 1000),
+      20_000,
+    );
+    expect(durable.every((n) => n === 1000)).toBe(true);
+    expect(alignedSlots.inUse).toBe(0);
+    resume();
+    expect(await Promise.all(writes)).toEqual(data.map((d) => d.length));
+    for (const [i, d] of data.entries()) expect((await readBack(storage, `direct-crowd-${i}`, d.length)).equals(d)).toBe(true);
+    // Every sender had bytes waiting at once, and the pool lent no more than it holds.
+    expect(most).toBe(MAX_SLOTS);
+    expect(alignedSlots.inUse).toBe(0);
   });
 });
 
 describe('aligned slots', () => {
+  it('lend no more than the pool holds, and lend again what comes back', () => {
+    const slots = new AlignedSlots(3);
+    const taken = [slots.take(), slots.take(), slots.take()];
+    expect(taken.every((s) => s?.length === SLOT_BYTES)).toBe(true);
+    expect(slots.take()).toBeNull();
+    expect(slots.inUse).toBe(3);
+    slots.give(taken[1]!);
+    expect(slots.inUse).toBe(2);
+    expect(slots.take()).not.toBeNull();
+  });
+
   it('give a burst’s memory back, keeping one free arena', () => {
     const slots = new AlignedSlots();
     const taken = Array.from({ length: 20 }, () => slots.take()!);
