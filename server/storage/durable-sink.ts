@@ -125,17 +125,26 @@ export class DurableSink extends Writable {
     await this.writer.settled();
   }
 
-  /** Waits for the write and sync under way, then makes everything written so far durable. */
+  /**
+   * Waits for the write and sync under way, then makes everything written so far durable. A
+   * flush that fails (the disk filled midway) still syncs and reports what the kernel took before
+   * it, then throws: the client resumes after those bytes, not from the last checkpoint.
+   */
   async syncNow(): Promise<void> {
     this.stopTimer();
     if (this.writing) await this.writing.catch(() => {});
     if (this.syncing) await this.syncing;
     if (this.syncError) throw this.syncError as Error;
-    await this.writer.flush();
-    if (this.durable === this.written) return;
-    const upTo = this.written;
-    await fdatasync(this.fd);
-    this.durable = upTo;
-    await this.onDurable(upTo);
+    const flushed = await this.writer.flush().then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
+    if (this.durable !== this.written) {
+      const upTo = this.written;
+      await fdatasync(this.fd);
+      this.durable = upTo;
+      await this.onDurable(upTo);
+    }
+    if (flushed) throw flushed.error;
   }
 }

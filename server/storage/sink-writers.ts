@@ -170,7 +170,6 @@ export class DirectWriter implements SinkWriter {
       try {
         if (this.failure) return;
         await this.writeRange(slot.buffer, slot.base, from, to);
-        this.written = slot.base + to - this.position;
       } catch (error) {
         this.failure = { error };
       } finally {
@@ -179,17 +178,22 @@ export class DirectWriter implements SinkWriter {
     });
   }
 
-  /** buffer[from, to) at file position base + from: the aligned middle direct, the ends through the cache. */
+  /**
+   * buffer[from, to) at file position base + from: the aligned middle direct, the ends through the
+   * cache. `written` follows each system call, so a disk that fills midway has counted what it took.
+   */
   private async writeRange(buffer: Buffer, base: number, from: number, to: number): Promise<void> {
     const head = Math.min(to, roundUp(from));
     const tail = Math.max(head, to - (to % DIRECT_ALIGN));
     if (head > from) await this.writeAll(this.fd, buffer, from, head, base);
     if (tail > head) {
       const { bytesWritten } = await write(this.directFd, buffer, head, tail - head, base + head);
+      this.written = base + head + bytesWritten - this.position;
       // A short direct write (a full disk) ends where it ends; the rest is tried through the cache, which reports the error.
       if (bytesWritten < tail - head) await this.writeAll(this.fd, buffer, head + bytesWritten, tail, base);
     }
     if (to > tail) await this.writeAll(this.fd, buffer, tail, to, base);
+    this.written = base + to - this.position;
   }
 
   private async writeAll(fd: number, buffer: Buffer, from: number, to: number, base: number): Promise<void> {
@@ -198,6 +202,7 @@ export class DirectWriter implements SinkWriter {
       // A regular file takes at least one byte or fails; this keeps a broken one from looping for ever.
       if (bytesWritten === 0) throw new Error(`write at ${base + at} took no bytes`);
       at += bytesWritten;
+      this.written = base + at - this.position;
     }
   }
 

@@ -6,10 +6,12 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import type { Storage } from '../../../server/storage/storage.ts';
+import { canMountSmallDisks, freeBytes, mountSmallDisk, unmountSmallDisk } from '../../helpers/small-disk.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
 const CHUNK = 64 * 1024;
+const canMount = canMountSmallDisks('disk-full.test.ts (the really full disk)');
 
 /**
  * Local disk that runs out of room on demand: while `roomLeft` is set, a write fails with the
@@ -40,15 +42,17 @@ describe.each(DIALECTS)('a full disk during a chunk on %s (issue 8 fault injecti
   let t: HttpTestApp;
   let user: TestUser;
   let root: string;
+  let mounted: string | null = null;
   afterEach(async () => {
     await t?.close();
-    fs.rmSync(root, { recursive: true, force: true });
+    if (mounted) unmountSmallDisk(mounted);
+    else fs.rmSync(root, { recursive: true, force: true });
+    mounted = null;
   });
 
-  it('answers 507 Insufficient storage, keeps what was stored, and completes once space is freed', async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-full-'));
-    const disk = new FillingDisk(root);
-    t = await createHttpTestApp(dialect, { chunkSize: CHUNK, storage: disk });
+  /** A three-chunk upload into `storage` with chunk 0 stored: chunk 1 is sent next, into a full disk. */
+  async function uploadWithChunk0(storage: Storage) {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK, storage });
     user = await t.createUser();
     const data = randomBytes(CHUNK * 2 + 1000);
     const uploadId = crypto.randomUUID();
@@ -56,24 +60,55 @@ describe.each(DIALECTS)('a full disk during a chunk on %s (issue 8 fault injecti
     const part = (i: number) => data.subarray(i * CHUNK, (i + 1) * CHUNK);
     const send = (fields: Record<string, string | number>, body: Buffer) =>
       sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, ...common, ...fields }, file: { data: body } });
-
     expect((await send({ chunkIndex: 0 }, part(0))).status).toBe(200);
-    disk.roomLeft = 20_000;
-    const full = await send({ chunkIndex: 1, chunkHash: sha256(part(1)) }, part(1));
-    expect(full.status).toBe(507);
-    expect(String(full.body.error)).toMatch(/^Insufficient storage/);
-    // Nothing is listed while bytes are missing, and the bytes that fit are kept.
-    expect(await t.deps.db.selectFrom('files').select('id').execute()).toHaveLength(0);
-    const status = await postJson(`${t.apiUrl}/api/v1/files/upload/status`, { token: user.token, uploadId });
-    expect(status.body).toMatchObject({ received: [0], partial: { chunkIndex: 1, bytes: 20_000 } });
+    return {
+      sendChunk1: async () => {
+        const full = await send({ chunkIndex: 1, chunkHash: sha256(part(1)) }, part(1));
+        expect(full.status).toBe(507);
+        expect(String(full.body.error)).toMatch(/^Insufficient storage/);
+        // Nothing is listed while bytes are missing.
+        expect(await t.deps.db.selectFrom('files').select('id').execute()).toHaveLength(0);
+        return postJson(`${t.apiUrl}/api/v1/files/upload/status`, { token: user.token, uploadId });
+      },
+      /** Once there is room: only the rest of chunk 1, then chunk 2; the file served is the file sent. */
+      finish: async (kept: number) => {
+        const rest = await send({ chunkIndex: 1, chunkOffset: kept, chunkHash: sha256(part(1)) }, part(1).subarray(kept));
+        expect(rest.status).toBe(200);
+        const done = await send({ chunkIndex: 2 }, part(2));
+        expect(done.status).toBe(200);
+        const res = await fetch(`${t.filesUrl}/${(done.body.file as { actual_name: string }).actual_name}`);
+        expect(sha256(Buffer.from(await res.arrayBuffer()))).toBe(sha256(data));
+      },
+    };
+  }
 
+  it('answers 507 Insufficient storage, keeps what was stored, and completes once space is freed', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-full-'));
+    const disk = new FillingDisk(root);
+    const upload = await uploadWithChunk0(disk);
+    disk.roomLeft = 20_000;
+    const status = await upload.sendChunk1();
+    // The bytes that fit are kept.
+    expect(status.body).toMatchObject({ received: [0], partial: { chunkIndex: 1, bytes: 20_000 } });
     disk.roomLeft = null;
-    const rest = await send({ chunkIndex: 1, chunkOffset: 20_000, chunkHash: sha256(part(1)) }, part(1).subarray(20_000));
-    expect(rest.status).toBe(200);
-    const done = await send({ chunkIndex: 2 }, part(2));
-    expect(done.status).toBe(200);
-    const res = await fetch(`${t.filesUrl}/${(done.body.file as { actual_name: string }).actual_name}`);
-    expect(sha256(Buffer.from(await res.arrayBuffer()))).toBe(sha256(data));
+    await upload.finish(20_000);
+  });
+
+  it.skipIf(!canMount)('does the same on a disk that is really full: the kernel’s ENOSPC, direct writes and all', async () => {
+    root = mountSmallDisk(2 * 1024 * 1024)!;
+    mounted = root;
+    const upload = await uploadWithChunk0(new LocalStorage(root));
+    // Room for about 20 KiB of the next chunk.
+    const filler = path.join(root, 'filler');
+    fs.writeFileSync(filler, Buffer.alloc(freeBytes(root) - 20 * 1024));
+    const status = await upload.sendChunk1();
+    expect(status.body).toMatchObject({ received: [0], partial: { chunkIndex: 1 } });
+    // What fit (the progress file takes a page of it) is kept and reported, so only the rest is sent again.
+    const kept = (status.body.partial as { bytes: number }).bytes;
+    expect(kept).toBeGreaterThanOrEqual(12 * 1024);
+    expect(kept).toBeLessThanOrEqual(20 * 1024);
+    fs.rmSync(filler);
+    await upload.finish(kept);
   });
 
   it('answers a whole-file upload that meets a full disk with 507 and keeps nothing of it', async () => {
