@@ -17,6 +17,8 @@ export interface Config {
   databaseUrl: string;
   storage: {
     driver: StorageDriver;
+    /** Local disk: uploads written past the page cache where the disk takes O_DIRECT; off unless asked (server/README "Past the page cache"). */
+    directWrites: boolean;
     s3: {
       endpoint: string | null;
       region: string;
@@ -243,7 +245,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     dataDir,
     databaseUrl,
-    storage: { driver, s3 },
+    storage: { driver, directWrites: bool('STORAGE_DIRECT_WRITES', false), s3 },
     roles,
     ports,
     host: str('HOST') ?? '0.0.0.0',

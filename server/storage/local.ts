@@ -35,7 +35,7 @@ export class LocalStorage implements Storage {
   private readonly servedPaths = new Map<string, Buffer>();
   private directWrites: Promise<boolean> | null;
 
-  /** `directWrites: false` keeps every write in the page cache (tests compare the two). */
+  /** `directWrites: true` writes uploads past the page cache where the disk allows it (STORAGE_DIRECT_WRITES); otherwise all goes through it. */
   constructor(
     private readonly root: string,
     options: { directWrites?: boolean } = {},
@@ -45,12 +45,12 @@ export class LocalStorage implements Storage {
     this.progressRoot = path.join(root, 'progress');
     fs.mkdirSync(this.partialDir, { recursive: true });
     fs.mkdirSync(this.filesDir, { recursive: true });
-    this.directWrites = options.directWrites === false ? Promise.resolve(false) : null;
+    this.directWrites = options.directWrites === true ? null : Promise.resolve(false);
   }
 
   /**
-   * Whether uploads are written past the page cache (sink-writers.ts, issue 9), found out once
-   * by a direct write beside `partial/` (the same filesystem: objects are renamed out of it,
+   * Whether uploads are written past the page cache (sink-writers.ts, issue 9): when asked for,
+   * found out once by a direct write beside `partial/` (the same filesystem: objects are renamed out of it,
    * never copied): a filesystem without O_DIRECT (tmpfs), or memory the device will not take,
    * leaves every write in the page cache, as before. Not inside `partial/`: that holds unfinished
    * objects and nothing else, and the first upload's bytes would be counted with the probe's.

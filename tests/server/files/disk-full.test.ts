@@ -97,7 +97,7 @@ describe.each(DIALECTS)('a full disk during a chunk on %s (issue 8 fault injecti
   it.skipIf(!canMount)('does the same on a disk that is really full: the kernel’s ENOSPC, direct writes and all', async () => {
     root = mountSmallDisk(2 * 1024 * 1024)!;
     mounted = root;
-    const upload = await uploadWithChunk0(new LocalStorage(root));
+    const upload = await uploadWithChunk0(new LocalStorage(root, { directWrites: true }));
     // Room for about 20 KiB of the next chunk.
     const filler = path.join(root, 'filler');
     fs.writeFileSync(filler, Buffer.alloc(freeBytes(root) - 20 * 1024));

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../../server/config.ts';
+import { createStorage } from '../../../server/storage/index.ts';
 import { AlignedSlots, alignedSlots, MAX_SLOTS, SLOT_BYTES } from '../../../server/storage/aligned-slots.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { DirectWriter } from '../../../server/storage/sink-writers.ts';
@@ -26,7 +28,7 @@ afterEach(() => {
 function store(options: { directWrites?: boolean } = {}): LocalStorage {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-direct-'));
   dirs.push(dir);
-  return new LocalStorage(dir, { directWrites: options.directWrites });
+  return new LocalStorage(dir, { directWrites: options.directWrites ?? true });
 }
 
 /** `data` in pieces of the given sizes, repeated. */
@@ -54,6 +56,19 @@ function cachedBytes(file: string): number {
 }
 
 describe('direct writes', () => {
+  it('are off unless STORAGE_DIRECT_WRITES asks for them, and a bad value stops the start', async () => {
+    const writesDirect = async (env: Record<string, string>) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-direct-config-'));
+      dirs.push(dir);
+      const storage = await createStorage(loadConfig({ DATA_DIR: dir, ...env }), { chunkSize: MiB });
+      return (storage as LocalStorage).writesDirect();
+    };
+    expect(await writesDirect({})).toBe(false);
+    expect(await writesDirect({ STORAGE_DIRECT_WRITES: 'false' })).toBe(false);
+    expect(await writesDirect({ STORAGE_DIRECT_WRITES: 'true' })).toBe(true);
+    expect(() => loadConfig({ DATA_DIR: os.tmpdir(), STORAGE_DIRECT_WRITES: 'sometimes' })).toThrow(/STORAGE_DIRECT_WRITES must be true or false/);
+  });
+
   it('are what this machine’s temporary directory gets, and pass the page cache by', async () => {
     const storage = store();
     expect(await storage.writesDirect()).toBe(true);

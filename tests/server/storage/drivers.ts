@@ -8,7 +8,8 @@ import { S3Storage } from '../../../server/storage/s3.ts';
 import type { Storage } from '../../../server/storage/storage.ts';
 import { createTestBucket, s3Endpoint, s3Settings } from '../../helpers/s3-server.ts';
 
-export type DriverName = 'local' | 's3';
+/** `local-direct`: local disk with STORAGE_DIRECT_WRITES on (uploads past the page cache). */
+export type DriverName = 'local' | 'local-direct' | 's3';
 
 export interface DriverHandle {
   storage: Storage;
@@ -17,9 +18,9 @@ export interface DriverHandle {
 
 /** A fresh, empty store of each kind (style habit 9). */
 export async function openDriver(name: DriverName, options: { chunkSize: number; pieceSize?: number }): Promise<DriverHandle & { bucket?: string; s3?: S3Storage }> {
-  if (name === 'local') {
+  if (name === 'local' || name === 'local-direct') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-storage-'));
-    return { storage: new LocalStorage(dir), close: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+    return { storage: new LocalStorage(dir, { directWrites: name === 'local-direct' }), close: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const endpoint = await s3Endpoint();
   const b = await createTestBucket(endpoint);

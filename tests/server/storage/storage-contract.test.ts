@@ -9,7 +9,7 @@ import { failingSource, openDriver, pattern, readAll, source, type DriverHandle,
  * The Storage contract (server/storage/storage.ts), run on every driver: both must pass the
  * same suite (TEAM.md interfaces). S3 runs when TEST_S3_ENDPOINT is set or moto_server is here.
  */
-const DRIVERS: DriverName[] = S3_AVAILABLE ? ['local', 's3'] : ['local'];
+const DRIVERS: DriverName[] = S3_AVAILABLE ? ['local', 'local-direct', 's3'] : ['local', 'local-direct'];
 warnS3Skipped();
 
 const MiB = 1024 * 1024;
