@@ -270,9 +270,52 @@ describe('a crowd of uploads', () => {
     resume();
     expect(await Promise.all(writes)).toEqual(data.map((d) => d.length));
     for (const [i, d] of data.entries()) expect((await readBack(storage, `direct-crowd-${i}`, d.length)).equals(d)).toBe(true);
-    // Every sender had bytes waiting at once, and the pool lent no more than it holds.
-    expect(most).toBe(MAX_SLOTS);
+    // How many held a slot at once depends on how the machine schedules them (the next test
+    // fills the pool deterministically); never more than the pool holds.
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(MAX_SLOTS);
     expect(alignedSlots.inUse).toBe(0);
+  });
+
+  it('writes through the page cache once the pool is lent out, and takes slots again once they come back', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-pool-'));
+    dirs.push(dir);
+    const pool = new AlignedSlots(4);
+    const files = Array.from({ length: 6 }, (_, i) => {
+      const file = path.join(dir, `object-${i}`);
+      fs.writeFileSync(file, '');
+      return { file, fd: fs.openSync(file, 'r+'), directFd: fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_DIRECT) };
+    });
+    try {
+      const writers = files.map((f) => new DirectWriter(f.fd, f.directFd, 5, pool));
+      const data = files.map((_, i) => pattern(SLOT_BYTES + 3000, 20 + i));
+      for (const [i, w] of writers.entries()) await w.take([data[i]!.subarray(0, 1000)]);
+      // Four wait in slots (nothing written yet); the two past the pool went straight to the file.
+      expect(pool.inUse).toBe(4);
+      expect(writers.map((w) => w.written)).toEqual([0, 0, 0, 0, 1000, 1000]);
+      await Promise.all(writers.map((w) => w.flush()));
+      expect(pool.inUse).toBe(0);
+      // The rest: slots are to be had again, so the last two's whole blocks go direct too.
+      for (const [i, w] of writers.entries()) {
+        await w.take([data[i]!.subarray(1000)]);
+        await w.flush();
+        w.close();
+        await w.settled();
+      }
+      expect(pool.inUse).toBe(0);
+      // Of the last writer's file only the first and last pages went through the cache.
+      expect(cachedBytes(files[5]!.file)).toBeLessThanOrEqual(2 * 4096);
+      for (const [i, f] of files.entries()) {
+        const back = fs.readFileSync(f.file);
+        expect(back.length).toBe(5 + data[i]!.length);
+        expect(back.subarray(5).equals(data[i]!)).toBe(true);
+      }
+    } finally {
+      for (const f of files) {
+        fs.closeSync(f.fd);
+        fs.closeSync(f.directFd);
+      }
+    }
   });
 });
 
