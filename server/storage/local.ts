@@ -50,10 +50,10 @@ export class LocalStorage implements Storage {
 
   /**
    * Whether uploads are written past the page cache (sink-writers.ts, issue 9): when asked for,
-   * found out once by a direct write beside `partial/` (the same filesystem: objects are renamed out of it,
-   * never copied): a filesystem without O_DIRECT (tmpfs), or memory the device will not take,
-   * leaves every write in the page cache, as before. Not inside `partial/`: that holds unfinished
-   * objects and nothing else, and the first upload's bytes would be counted with the probe's.
+   * found out once by a direct write beside `partial/` (the same filesystem: objects are renamed
+   * out of it, never copied); a filesystem without O_DIRECT, or memory the device will not take,
+   * leaves every write in the page cache. Not inside `partial/`: that holds unfinished objects
+   * and nothing else, and the first upload's bytes would be counted with the probe's.
    */
   writesDirect(): Promise<boolean> {
     this.directWrites ??= probeDirectWrites(this.root);

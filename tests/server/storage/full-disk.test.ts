@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { PartialWriteError } from '../../../server/storage/storage.ts';
 import { canMountSmallDisks, freeBytes, mountSmallDisk, unmountSmallDisk } from '../../helpers/small-disk.ts';
-import { pattern } from './drivers.ts';
+import { pattern, readAll, source } from './drivers.ts';
 
 /**
  * Issue 8's full disk, for real: a small tmpfs (it takes O_DIRECT on Linux 6.6 and later, so
@@ -22,20 +21,6 @@ afterEach(() => {
   for (const dir of mounted.splice(0)) unmountSmallDisk(dir);
 });
 
-function inPieces(data: Buffer, size: number): Readable {
-  return Readable.from(
-    (function* () {
-      for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
-    })(),
-  );
-}
-
-async function readBack(storage: LocalStorage, key: string, start: number, end: number): Promise<Buffer> {
-  const back: Buffer[] = [];
-  for await (const piece of storage.readUnfinished(key, start, end)) back.push(piece as Buffer);
-  return Buffer.concat(back);
-}
-
 describe.skipIf(!canMount).each([true, false])('a disk that fills during a write (direct writes: %s)', (directWrites) => {
   it('reports ENOSPC with every byte it stored, keeps them, and the resume completes once room is made', async () => {
     const root = mountSmallDisk(DISK)!;
@@ -47,20 +32,20 @@ describe.skipIf(!canMount).each([true, false])('a disk that fills during a write
     fs.writeFileSync(filler, Buffer.alloc(DISK - 1.5 * MiB));
     const data = pattern(3 * MiB + 123, 11);
 
-    const error = await storage.writeAt('full-disk-1', 0, inPieces(data, 64 * KiB)).catch((e: unknown) => e);
+    const error = await storage.writeAt('full-disk-1', 0, source(data)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PartialWriteError);
     const { bytesWritten, cause } = error as PartialWriteError;
     expect((cause as { code?: string }).code).toBe('ENOSPC');
     // What is reported is what a resume may rely on: on disk, in place, and known after a restart too.
     expect(await storage.storedBytes('full-disk-1', 0, data.length)).toBe(bytesWritten);
-    expect((await readBack(storage, 'full-disk-1', 0, bytesWritten)).equals(data.subarray(0, bytesWritten))).toBe(true);
+    expect((await readAll(storage.readUnfinished('full-disk-1', 0, bytesWritten))).equals(data.subarray(0, bytesWritten))).toBe(true);
     // Everything the disk took before it filled (the progress file has one of its pages), not only
     // the last checkpoint's bytes (8 MiB, or 250 ms, back), nor only the slots written whole.
     expect(freeBytes(root)).toBeLessThan(8 * KiB);
     expect(bytesWritten).toBeGreaterThanOrEqual(1.5 * MiB - 8 * KiB);
 
     fs.rmSync(filler);
-    expect(await storage.writeAt('full-disk-1', bytesWritten, inPieces(data.subarray(bytesWritten), 64 * KiB))).toBe(data.length - bytesWritten);
-    expect((await readBack(storage, 'full-disk-1', 0, data.length)).equals(data)).toBe(true);
+    expect(await storage.writeAt('full-disk-1', bytesWritten, source(data.subarray(bytesWritten)))).toBe(data.length - bytesWritten);
+    expect((await readAll(storage.readUnfinished('full-disk-1', 0, data.length))).equals(data)).toBe(true);
   });
 });
