@@ -103,6 +103,9 @@ export interface FileListLogTable {
   time_created: number;
   /** 1: the file came; −1: it went. */
   delta: number;
+  /** The file's names (migration 2026-12-03-10); null in entries logged before it. */
+  original_name: string | null;
+  actual_name: string | null;
 }
 
 /** The anchors of a list's last walk, for other processes to carry forward (migration 2026-11-29-10). */
@@ -114,6 +117,20 @@ export interface FileListAnchorsTable {
   changes: number;
   /** JSON: [[sort key, id, place], …] in list order. */
   anchors: string;
+}
+
+/** A name filter's count of a large list, for every process to carry forward (migration 2026-12-03-11). */
+export interface FileNameCountsTable {
+  /** files/name-counts.ts countKey: the owner (or null: every file) and the lower-cased needles. */
+  key: string;
+  user_id: string | null;
+  /** The list's counter read by the statement that counted. */
+  changes: number;
+  total: number;
+  /** 1: SQLite read the page from the trigram table (files/sqlite-name-plan.ts). */
+  via_trigrams: number;
+  /** Date.now() when kept: the oldest are pruned. */
+  kept_at: number;
 }
 
 /**
@@ -179,6 +196,7 @@ export interface DB {
   file_totals: FileTotalsTable;
   file_list_log: FileListLogTable;
   file_list_anchors: FileListAnchorsTable;
+  file_name_counts: FileNameCountsTable;
   files_names: FilesNamesTable;
   uploads: UploadsTable;
   upload_chunks: UploadChunksTable;

@@ -27,10 +27,10 @@ export const RECORD_TABLES: { name: string; key: string }[] = [
 const TRANSIENT_TABLES = new Set(['uploads', 'upload_chunks', 'cancelled_uploads', 'job_leases', 'stash_migrations']);
 /**
  * Kept by the target's own triggers as files arrive (list counters, the list log, the SQLite
- * name index and its FTS5 shadow tables), or read again by its servers (list anchors: they
- * hold the source's counter values, which mean other list states on the target).
+ * name index and its FTS5 shadow tables), or read again by its servers (list anchors and kept
+ * name counts: they hold the source's counter values, which mean other list states on the target).
  */
-const DERIVED_TABLES = /^(file_counts|file_totals|file_list_log|file_list_anchors|files_names(_\w+)?)$/;
+const DERIVED_TABLES = /^(file_counts|file_totals|file_list_log|file_list_anchors|file_name_counts|files_names(_\w+)?)$/;
 const PAGE = 500;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rows are copied column for column, whatever each table holds

@@ -45,14 +45,28 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('anchors', 'text', (c) => c.notNull())
     .execute();
 
+  const { onInsert, onDelete } = logRules(false);
+  await replaceCountingTriggers(db, onInsert, onDelete);
+}
+
+/**
+ * The counting triggers' bodies with each change logged; `names` (migration 2026-12-03-10) also
+ * logs the file's names, so a name filter's count can be carried forward too.
+ */
+export function logRules(names: boolean) {
   const { onInsert, onDelete } = changeRules();
-  const logged = (row: 'new' | 'old', delta: 1 | -1) => sql`
-    insert into file_list_log (changes, user_id, user_changes, file_id, size, time_created, delta)
-      select t.changes, ${sql.raw(row)}.user_id, (select c.changes from file_counts c where c.user_id = ${sql.raw(row)}.user_id),
-             ${sql.raw(row)}.id, ${sql.raw(row)}.size, ${sql.raw(row)}.time_created, ${sql.raw(String(delta))}
+  const logged = (row: 'new' | 'old', delta: 1 | -1) => {
+    const r = sql.raw(row);
+    const nameColumns = names ? sql`, original_name, actual_name` : sql``;
+    const nameValues = names ? sql`, ${r}.original_name, ${r}.actual_name` : sql``;
+    return sql`
+    insert into file_list_log (changes, user_id, user_changes, file_id, size, time_created, delta${nameColumns})
+      select t.changes, ${r}.user_id, (select c.changes from file_counts c where c.user_id = ${r}.user_id),
+             ${r}.id, ${r}.size, ${r}.time_created, ${sql.raw(String(delta))}${nameValues}
       from file_totals t where t.id = 1;
     delete from file_list_log where changes <= (select changes from file_totals where id = 1) - ${sql.raw(String(LOG_KEPT))};`;
-  await replaceCountingTriggers(db, sql`${onInsert} ${logged('new', 1)}`, sql`${onDelete} ${logged('old', -1)}`);
+  };
+  return { onInsert: sql`${onInsert} ${logged('new', 1)}`, onDelete: sql`${onDelete} ${logged('old', -1)}` };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see up()

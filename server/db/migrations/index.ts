@@ -10,6 +10,8 @@ import * as cancelledUploads from './2026-11-22-41-cancelled-uploads.ts';
 import * as fileListChanges from './2026-11-25-10-file-list-changes.ts';
 import * as fileListLog from './2026-11-29-10-file-list-log.ts';
 import * as pendingWorkIndexes from './2026-12-01-10-pending-work-indexes.ts';
+import * as fileListLogNames from './2026-12-03-10-file-list-log-names.ts';
+import * as fileNameCounts from './2026-12-03-11-file-name-counts.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -27,4 +29,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-10-file-list-changes': fileListChanges,
   '2026-11-29-10-file-list-log': fileListLog,
   '2026-12-01-10-pending-work-indexes': pendingWorkIndexes,
+  '2026-12-03-10-file-list-log-names': fileListLogNames,
+  '2026-12-03-11-file-name-counts': fileNameCounts,
 };

@@ -6,7 +6,7 @@ import { adoptKeptAnchors, anchoredPageIds, listOfKey, orderOf } from './list-an
 import { loadLargestAnchors } from './list-anchors-store.ts';
 import { containsThroughPieces, nameStats, probePieces, type NameStats } from './name-probe.ts';
 import { LOOKUP_COST, countRead, pageRead, trigramCandidatesWorth, type NameRead } from './sqlite-name-plan.ts';
-import { countKey, keepCount, knownCount, type KnownCount } from './name-counts.ts';
+import { carriedCount, countKey, keepFreshCount, knownCount, type KnownCount } from './name-counts.ts';
 import { readBig } from '../../db/sqlite-off-thread.ts';
 
 export type FileRow = FilesTable & { username: string };
@@ -141,8 +141,19 @@ async function countFiles(db: Database, q: FileFilters, stats?: NameStats, read?
     }
   }
   // `passes`: rows the count reads, in rows of a scan (SQLite: many go to a thread of their own).
-  const [count] = await readBig(db, filtered(db, q, stats, read).select((eb) => eb.fn.countAll<number>().as('n')), passes);
-  return { total: Number(count?.n ?? 0), changes: null };
+  // The list's counter is read by the same statement, so it names exactly the rows counted
+  // (name-counts.ts carries the count forward from it).
+  const counted = filtered(db, q, stats, read).select((eb) => [eb.fn.countAll<number>().as('n'), listCounter(q).as('changes')]);
+  const [count] = await readBig(db, counted, passes);
+  return { total: Number(count?.n ?? 0), changes: count?.changes == null ? null : Number(count.changes) };
+}
+
+/** The `changes` counter of the list `q` filters (the owner's or the site's); null with a username filter, which no counter covers. */
+function listCounter(q: FileFilters) {
+  if (q.username) return sql<number | null>`null`;
+  return q.userId
+    ? sql<number | null>`(select c.changes from file_counts c where c.user_id = ${q.userId})`
+    : sql<number | null>`(select t.changes from file_totals t where t.id = 1)`;
 }
 
 /**
@@ -170,15 +181,15 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
     // The list's counter is read before the count (name-counts.ts).
     const key = countKey(q);
     const [stats, list] = await Promise.all([nameStats(db), key === null ? null : listState(db, q)]);
-    const known = knownCount(db, key, list?.changes ?? null);
+    const known = knownCount(db, key, list?.changes ?? null) ?? (await carriedCount(db, key, q, list?.changes ?? null));
     if (known) {
       if (offset >= known.total) return { rows: [], total: known.total };
       const read = list && sortIndexWalkPays(list.files, known.total, offset, q.pageSize) ? 'index' : undefined;
       return { rows: await pageRows(db, q, pageIdsQuery(db, q, stats, read)), total: known.total };
     }
     // Both read the same few index matches, at once on two connections.
-    const [{ total }, rows] = await Promise.all([countFiles(db, q, stats), pageRows(db, q, pageIdsQuery(db, q, stats))]);
-    keepCount(db, key, list?.changes ?? null, { total, viaTrigrams: false });
+    const [{ total, changes }, rows] = await Promise.all([countFiles(db, q, stats), pageRows(db, q, pageIdsQuery(db, q, stats))]);
+    await keepFreshCount(db, key, q, changes, list?.files ?? 0, { total, viaTrigrams: false });
     return { rows: offset >= total ? [] : rows, total };
   }
   const { total, changes } = await countFiles(db, q);
@@ -204,8 +215,12 @@ async function listByNameOnSqlite(db: Database, q: FileQuery, offset: number): P
   const owner = list?.files ?? (q.userId ? 0 : site);
   const changes = list?.changes ?? null;
   const key = countKey(q);
-  const count = knownCount(db, key, changes) ?? (await countByName(db, q, owner, site));
-  keepCount(db, key, changes, count);
+  let count = knownCount(db, key, changes) ?? (await carriedCount(db, key, q, changes));
+  if (!count) {
+    const counted = await countByName(db, q, owner, site);
+    await keepFreshCount(db, key, q, counted.changes, owner, counted);
+    count = counted;
+  }
   const { total } = count;
   if (offset >= total) return { rows: [], total };
   if (count.viaTrigrams) return { rows: await pageRows(db, q, pageIdsQuery(db, q), total * LOOKUP_COST), total };
@@ -234,17 +249,17 @@ function sortIndexWalkPays(files: number, matches: number, offset: number, pageS
   return walked * LOOKUP_COST < matches;
 }
 
-/** SQLite: a name filter's count, and whether its page is read from the trigram table. */
-async function countByName(db: Database, q: FileQuery, owner: number, site: number): Promise<KnownCount> {
+/** SQLite: a name filter's count, whether its page is read from the trigram table, and the list's counter read with the count. */
+async function countByName(db: Database, q: FileQuery, owner: number, site: number): Promise<KnownCount & { changes: number | null }> {
   const match = trigramMatch(q);
   if (match) {
     const worth = trigramCandidatesWorth(site);
     const candidates = db.selectFrom('files_names').select(sql<number>`rowid`.as('r')).where(sql<boolean>`files_names match ${match}`).limit(worth).as('c');
     const seen = await db.selectFrom(candidates).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    if (Number(seen.n) < worth) return { total: (await countFiles(db, q, undefined, undefined, Number(seen.n) * LOOKUP_COST)).total, viaTrigrams: true };
+    if (Number(seen.n) < worth) return { ...(await countFiles(db, q, undefined, undefined, Number(seen.n) * LOOKUP_COST)), viaTrigrams: true };
   }
   const read = countRead(owner, site);
-  return { total: (await countFiles(db, q, undefined, read, read === 'scan' ? site : owner * LOOKUP_COST)).total, viaTrigrams: false };
+  return { ...(await countFiles(db, q, undefined, read, read === 'scan' ? site : owner * LOOKUP_COST)), viaTrigrams: false };
 }
 
 /** `passes`: rows the page reads, in rows of a scan (see countFiles). */

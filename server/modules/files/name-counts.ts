@@ -1,4 +1,6 @@
-import type { Database } from '../../db/index.ts';
+import { sql } from 'kysely';
+import { containsInsensitive, type Database } from '../../db/index.ts';
+import { loadCount, saveCount, SHARED_FROM, type StoredCount } from './name-counts-store.ts';
 
 /**
  * Issue 9, name filters no index narrows. The pager's total for a name filter is the count of
@@ -11,10 +13,21 @@ import type { Database } from '../../db/index.ts';
  * counter only grows, so a count stored beside the counter value read before it was counted is
  * never taken for a later list. Names never change once stored (no route renames a file; the
  * trigram table, kept by insert and delete triggers only, relies on it too).
+ *
+ * A change of the list does not cost a count either: the counting triggers log each file that
+ * came or went with its names (migrations 2026-11-29-10, 2026-12-03-10), so a count kept at
+ * counter c is carried to a later counter by the matches among the log's entries after c (the
+ * same `like` the count runs, on a few rows). It is counted afresh when the log cannot tell:
+ * fewer entries than the counter moved (pruned, or a change that logs nothing), an entry without
+ * names, or more than MAX_CARRIED changes since. A count and the counter it is kept under are
+ * read by one statement (files.repository.ts), so the count holds exactly the changes up to it.
+ * A large list's fresh count is also kept for the other processes (name-counts-store.ts).
  */
 
 /** Counts kept per process: a few for each person filtering at once. */
 export const KEPT_COUNTS = 256;
+/** Changes a kept count is carried over, at most: the log entries one request reads and checks. */
+export const MAX_CARRIED = 2_000;
 
 /** What a filter's count was read with: the plan the page takes (SQLite) and the count itself. */
 export interface KnownCount {
@@ -43,7 +56,8 @@ const perDatabase = new WeakMap<Database, Map<string, Kept>>();
  */
 export function countKey(q: CountedFilters): string | null {
   if (q.username) return null;
-  return JSON.stringify([q.userId ?? null, q.originalName ?? '', q.actualName ?? '']);
+  // The filters match without regard to case, lower-casing the needle as here (containsInsensitive).
+  return JSON.stringify([q.userId ?? null, (q.originalName ?? '').toLowerCase(), (q.actualName ?? '').toLowerCase()]);
 }
 
 /** The count kept for `key` when the list's counter still reads `changes`. */
@@ -58,12 +72,65 @@ export function knownCount(db: Database, key: string | null, changes: number | n
   return { total: kept.total, viaTrigrams: kept.viaTrigrams };
 }
 
-/** Keeps a count read after the list's counter read `changes`; the least recently used goes first when full. */
+/**
+ * The count kept for `key` at an earlier counter, carried to `changes` by the list's log (see
+ * above) and kept there; undefined when none is kept or the log cannot tell.
+ */
+export async function carriedCount(db: Database, key: string | null, q: CountedFilters, changes: number | null): Promise<KnownCount | undefined> {
+  if (key === null || changes === null) return undefined;
+  const carries = (from: Kept | StoredCount | null | undefined): from is Kept | StoredCount => !!from && from.changes <= changes && changes - from.changes <= MAX_CARRIED;
+  // This process's own count, else one another process kept (name-counts-store.ts).
+  const own = perDatabase.get(db)?.get(key);
+  const kept = carries(own) ? own : await loadCount(db, key).catch(() => null);
+  if (!carries(kept)) return undefined;
+  if (kept.changes === changes) {
+    keepCount(db, key, changes, kept);
+    return { total: kept.total, viaTrigrams: kept.viaTrigrams };
+  }
+  const counter = q.userId === undefined ? 'changes' : 'user_changes';
+  const matches = [
+    q.originalName ? containsInsensitive(sql.ref('original_name'), q.originalName) : null,
+    q.actualName ? containsInsensitive(sql.ref('actual_name'), q.actualName) : null,
+  ].filter((m) => m !== null);
+  if (matches.length === 0) return undefined;
+  let entries = db
+    .selectFrom('file_list_log')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.count<number>('original_name').as('named'),
+      sql<number>`coalesce(sum(case when ${sql.join(matches, sql` and `)} then delta else 0 end), 0)`.as('moved'),
+    ])
+    .where(counter, '>', kept.changes)
+    .where(counter, '<=', changes);
+  if (q.userId !== undefined) entries = entries.where('user_id', '=', q.userId);
+  const row = await entries.executeTakeFirst();
+  const logged = changes - kept.changes;
+  if (!row || Number(row.n) !== logged || Number(row.named) !== logged) return undefined;
+  const count = { total: kept.total + Number(row.moved), viaTrigrams: kept.viaTrigrams };
+  keepCount(db, key, changes, count);
+  return count;
+}
+
+/**
+ * Keeps a count read in the same statement as the list's counter, which read `changes`; the
+ * least recently used goes first when full. A count kept under a later counter stays.
+ */
 export function keepCount(db: Database, key: string | null, changes: number | null, count: KnownCount): void {
   if (key === null || changes === null) return;
   let kept = perDatabase.get(db);
   if (!kept) perDatabase.set(db, (kept = new Map()));
+  const held = kept.get(key);
+  if (held && held.changes > changes) return;
   kept.delete(key);
   kept.set(key, { changes, total: count.total, viaTrigrams: count.viaTrigrams });
   if (kept.size > KEPT_COUNTS) kept.delete(kept.keys().next().value!);
+}
+
+/**
+ * Keeps a fresh count for this process and, when the list holds SHARED_FROM files or more (a
+ * count worth sparing), for every other one.
+ */
+export async function keepFreshCount(db: Database, key: string | null, q: CountedFilters, changes: number | null, listFiles: number, count: KnownCount): Promise<void> {
+  keepCount(db, key, changes, count);
+  if (key !== null && changes !== null && listFiles >= SHARED_FROM) await saveCount(db, key, q.userId, { changes, ...count });
 }

@@ -1,8 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
-import { KEPT_COUNTS, countKey, keepCount, knownCount } from '../../../server/modules/files/name-counts.ts';
-import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { KEPT_COUNTS, MAX_CARRIED, countKey, keepCount, knownCount } from '../../../server/modules/files/name-counts.ts';
+import { listFiles, pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { loadCount, saveCount, SHARED_FROM } from '../../../server/modules/files/name-counts-store.ts';
+import { openDatabase } from '../../../server/db/index.ts';
+import { until } from '../../helpers/poll.ts';
+import { sql } from 'kysely';
 import { nameStats } from '../../../server/modules/files/name-probe.ts';
 import type { Database } from '../../../server/db/index.ts';
 import type { FilesTable } from '../../../server/db/schema.ts';
@@ -32,6 +36,11 @@ describe.each(DIALECTS)('name filter counts kept per list on %s (issue 9)', (dia
     (await t.call<ListBody>('/api/v1/files/uploaded', { filters: { name }, page, pageSize: 2 }, { token: user.token })).body;
   const admin = async (filters: Record<string, string>) =>
     (await t.call<ListBody>('/api/v1/admin/get/uploaded', { filters, pageSize: 100 }, { token: t.admin.token })).body;
+  /** Another process on the same database: its own connections, nothing kept in memory. */
+  async function otherProcess() {
+    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(t.deps.db)).rows[0]!.s : undefined;
+    return openDatabase(t.deps.config.databaseUrl, schema ? { searchPath: schema } : {});
+  }
 
   it('follows every upload and delete of the list, whatever the needle', async () => {
     t = await createHttpTestApp(dialect);
@@ -85,9 +94,148 @@ describe.each(DIALECTS)('name filter counts kept per list on %s (issue 9)', (dia
     await t.deps.db.updateTable('files').set({ original_name: 'one.txt' }).where('original_name', '=', 'one.png').execute();
     expect((await own(alice, 'png')).totalImages).toBe(2);
     expect((await own(alice, '.png')).totalImages).toBe(1);
-    // Any change of the list is counted afresh.
-    await put(alice, 'three.txt');
-    expect((await own(alice, 'png')).totalImages).toBe(1);
+    // A needle differing only in case is the same filter.
+    expect((await own(alice, 'PNG')).totalImages).toBe(2);
+  });
+
+  it('carries a kept count across uploads and deletes by the matches among them, and counts afresh when the log cannot tell', async () => {
+    t = await createHttpTestApp(dialect);
+    const alice = await t.createUser();
+    const bob = await t.createUser();
+    const db = t.deps.db;
+    await put(alice, 'one.png');
+    await put(alice, 'two.png');
+    expect([(await own(alice, 'png')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([2, 2]);
+    // As above, a name changed behind the lists' back: a fresh count would now say one fewer, so
+    // the totals below tell a carried count from a fresh one.
+    await db.updateTable('files').set({ original_name: 'one.txt' }).where('original_name', '=', 'one.png').execute();
+
+    const three = await put(alice, 'three.png');
+    await put(alice, 'notes.txt');
+    await put(bob, 'beach.PNG');
+    expect([(await own(alice, 'png')).totalImages, (await own(alice, 'Png')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([3, 3, 4]);
+    expect((await t.call('/api/v1/files/delete', { filePath: three }, { token: alice.token })).status).toBe(200);
+    expect([(await own(alice, 'png')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([2, 3]);
+    // What the log holds for that: each file's names, as it came and as it went.
+    const logged = await db.selectFrom('file_list_log').select(['original_name', 'actual_name', 'delta']).where('file_id', 'in', db.selectFrom('files').select('id').where('actual_name', '=', three)).execute();
+    expect(logged).toEqual([]);
+    expect(await db.selectFrom('file_list_log').select(['original_name', 'actual_name', 'delta']).where('actual_name', '=', three).orderBy('changes').execute()).toEqual([
+      { original_name: 'three.png', actual_name: three, delta: 1 },
+      { original_name: 'three.png', actual_name: three, delta: -1 },
+    ]);
+
+    // Log entries pruned: counted afresh (one.txt no longer matches).
+    await put(alice, 'five.png');
+    await db.deleteFrom('file_list_log').execute();
+    expect([(await own(alice, 'png')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([2, 3]);
+
+    // Entries logged before the log held names: counted afresh.
+    await put(alice, 'six.png');
+    await db.updateTable('file_list_log').set({ original_name: null, actual_name: null }).execute();
+    expect([(await own(alice, 'png')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([3, 4]);
+
+    // More changes than MAX_CARRIED since the count: counted afresh.
+    await db.updateTable('files').set({ original_name: 'six.txt' }).where('original_name', '=', 'six.png').execute();
+    const rows: FilesTable[] = [];
+    for (let i = 0; i <= MAX_CARRIED; i++) {
+      rows.push({ id: `mc${String(i).padStart(5, '0')}`, actual_name: `mc${String(i).padStart(7, '0')}.bin`, original_name: `doc-${i}.txt`, user_id: alice.id,
+        size: 10, mime_type: 'text/plain', width: null, height: null, time_created: 1_700_000_000 + i, storage_key: `mc${i}`, sha256: null, previews: '[]' });
+    }
+    for (let i = 0; i < rows.length; i += 500) await db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    expect([(await own(alice, 'png')).totalImages, (await admin({ originalName: 'png' })).totalImages]).toEqual([2, 3]);
+  });
+
+  it('keeps a count under the counter its own statement read: a file landing just before the count is not carried in twice', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const row = (name: string, i: number): FilesTable => ({ id: `race${i}`, actual_name: `race${i}.bin`, original_name: name, user_id: user.id, size: 10, mime_type: 'image/png',
+      width: null, height: null, time_created: 1_700_000_000 + i, storage_key: `race${i}`, sha256: null, previews: '[]' });
+    await t.deps.db.insertInto('files').values(row('a.png', 1)).execute();
+    // A file lands right after the list's counter is read for the kept count's lookup, before the count runs.
+    // Not awaited here: SQLite's one connection is still held by the statement whose result this
+    // is; its insert is queued ahead of the count, PostgreSQL's runs on another connection now.
+    let landing: FilesTable | null = row('b.png', 2);
+    let landed: Promise<unknown> | null = null;
+    const racing = t.deps.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: (args) => {
+        const first = args.result.rows[0];
+        if (landing && first && typeof first === 'object' && 'file_count' in first && 'changes' in first) {
+          landed = t.deps.db.insertInto('files').values(landing).execute();
+          landing = null;
+          if (dialect === 'postgres') return landed.then(() => args.result);
+        }
+        return Promise.resolve(args.result);
+      },
+    });
+    const q = { userId: user.id, originalName: 'png', sort: 'newest' as const, page: 1, pageSize: 6 };
+    expect((await listFiles(racing, q)).total).toBe(2);
+    expect(landed).not.toBeNull();
+    await landed;
+    await t.deps.db.insertInto('files').values(row('c.png', 3)).execute();
+    expect((await listFiles(racing, q)).total).toBe(3);
+  });
+
+  it("carries a large list's count another process kept instead of counting every match again", async () => {
+    t = await createHttpTestApp(dialect);
+    const alice = await t.createUser();
+    const small = await t.createUser();
+    const db = t.deps.db;
+    const rows: FilesTable[] = [];
+    for (let i = 0; i < SHARED_FROM; i++) {
+      rows.push({ id: `sc${String(i).padStart(5, '0')}`, actual_name: `sc${String(i).padStart(7, '0')}.bin`, original_name: i % 4 === 0 ? `shot-${i}.png` : `doc-${i}.txt`, user_id: alice.id,
+        size: 10, mime_type: 'text/plain', width: null, height: null, time_created: 1_700_000_000 + i, storage_key: `sc${i}`, sha256: null, previews: '[]' });
+    }
+    for (let i = 0; i < rows.length; i += 500) await db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    await put(small, 'tiny.png');
+    const matches = SHARED_FROM / 4;
+    // This process counts both lists; only the large one's count is kept for the others.
+    expect([(await own(alice, 'png')).totalImages, (await own(small, 'png')).totalImages]).toEqual([matches, 1]);
+    expect(await db.selectFrom('file_name_counts').select(['user_id', 'total']).execute()).toEqual([{ user_id: alice.id, total: matches }]);
+    // A name changed behind the lists' back, so a fresh count would say one fewer.
+    await db.updateTable('files').set({ original_name: 'shot-0.txt' }).where('original_name', '=', 'shot-0.png').execute();
+    const q = { userId: alice.id, originalName: 'png', sort: 'newest' as const, page: 1, pageSize: 6 };
+    const second = await otherProcess();
+    try {
+      expect((await listFiles(second.db, q)).total).toBe(matches);
+      // Carried through the log after an upload.
+      await put(alice, 'new.png');
+      const third = await otherProcess();
+      try {
+        expect((await listFiles(third.db, q)).total).toBe(matches + 1);
+      } finally {
+        await third.close();
+      }
+      // None kept by any: counted afresh (and kept anew).
+      await db.deleteFrom('file_name_counts').execute();
+      const fourth = await otherProcess();
+      try {
+        expect((await listFiles(fourth.db, q)).total).toBe(matches);
+        expect(await db.selectFrom('file_name_counts').select('total').execute()).toEqual([{ total: matches }]);
+      } finally {
+        await fourth.close();
+      }
+    } finally {
+      await second.close();
+    }
+    // The owner's removal takes their kept counts with them.
+    expect((await t.call('/api/v1/admin/set/remove', { userId: alice.id }, { token: t.admin.token })).status).toBe(200);
+    expect(await db.selectFrom('file_name_counts').selectAll().execute()).toEqual([]);
+  });
+
+  it('keeps at most the given number of shared counts, the most recently kept', async () => {
+    t = await createHttpTestApp(dialect);
+    const db = t.deps.db;
+    for (let i = 0; i < 12; i++) {
+      await saveCount(db, `k${i}`, undefined, { changes: 1, total: i, viaTrigrams: false }, 10);
+      // Kept at distinct times: the order pruning goes by.
+      const before = Date.now();
+      await until(async () => Date.now(), (now) => now > before);
+    }
+    expect((await db.selectFrom('file_name_counts').select('key').orderBy('key').execute()).map((r) => r.key)).toEqual(['k10', 'k11', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8', 'k9']);
+    // A count read under an earlier counter does not replace a later one.
+    await saveCount(db, 'k5', undefined, { changes: 0, total: 99, viaTrigrams: false }, 10);
+    expect(await loadCount(db, 'k5')).toEqual({ changes: 1, total: 5, viaTrigrams: false });
   });
 
   it('pages a filter most names match from its kept count exactly as sorting the matches would, in every sort', async () => {
@@ -170,6 +318,12 @@ describe('name-counts', () => {
     expect(knownCount(db, countKey({ originalName: 'png' }), 7)).toBeUndefined();
     expect(countKey({ username: 'bob', originalName: 'png' })).toBeNull();
     expect(knownCount(db, key, null)).toBeUndefined();
+    // The needle is matched without regard to case: one count for every spelling.
+    expect(countKey({ userId: 'u1', originalName: 'PnG' })).toBe(key);
+    // A count read under an earlier counter never replaces one read under a later one.
+    keepCount(db, key, 9, { total: 41, viaTrigrams: false });
+    keepCount(db, key, 8, { total: 39, viaTrigrams: false });
+    expect(knownCount(db, key, 9)).toEqual({ total: 41, viaTrigrams: false });
   });
 
   it('holds at most KEPT_COUNTS, dropping the one used least recently', () => {
