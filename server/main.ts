@@ -5,7 +5,7 @@ import { createDeps } from './deps.ts';
 import { buildApi, buildFilesHost, buildSite } from './app.ts';
 import { bootstrap } from './modules/bootstrap.ts';
 import { startBackgroundJobs } from './jobs.ts';
-import { preloadListAnchors } from './modules/files/files.repository.ts';
+import { preloadListAnchors, preloadNameStats } from './modules/files/files.repository.ts';
 import { StorageStartError } from './storage/index.ts';
 import { isFilesProcess, startFilesProcesses, type FilesProcesses } from './files-processes.ts';
 
@@ -52,8 +52,12 @@ async function main(): Promise<void> {
   const apps: FastifyInstance[] = [];
   const listening = (role: Role, note = '') => console.log(`  ${role.padEnd(5)} listening on ${config.host}:${config.ports[role]} (${config.urls[role]})${note}`);
   // Issue 9: the largest lists' kept anchors are this process's before it answers, so a deep page
-  // right after a start (a deploy, a restart) reads and carries none (files.repository.ts).
-  if (ownRoles.includes('api')) await preloadListAnchors(deps.db).catch((err: unknown) => console.error('list anchors preload failed', err));
+  // right after a start (a deploy, a restart) reads and carries none (files.repository.ts); and
+  // on PostgreSQL the names' statistics, which a name filter plans with.
+  if (ownRoles.includes('api')) {
+    await preloadListAnchors(deps.db).catch((err: unknown) => console.error('list anchors preload failed', err));
+    await preloadNameStats(deps.db);
+  }
   for (const role of ownRoles) {
     const app = await builders[role]();
     await app.listen({ port: config.ports[role], host: config.host });

@@ -4,7 +4,7 @@ import type { FilesTable } from '../../db/schema.ts';
 import type { FileSort } from '../../../contract/files.ts';
 import { adoptKeptAnchors, anchoredPageIds, listOfKey, orderOf } from './list-anchors.ts';
 import { loadLargestAnchors } from './list-anchors-store.ts';
-import { containsThroughPieces, nameStats, probePieces, type NameStats } from './name-probe.ts';
+import { containsThroughPieces, DENSE_SHARE, nameStats, probePieces, sampleShare, type NameStats } from './name-probe.ts';
 import { LOOKUP_COST, countRead, pageRead, trigramCandidatesWorth, type NameRead } from './sqlite-name-plan.ts';
 import { carriedCount, countKey, keepFreshCount, knownCount, type KnownCount } from './name-counts.ts';
 import { readBig } from '../../db/sqlite-off-thread.ts';
@@ -63,21 +63,35 @@ function filtered(db: Database, q: FileFilters, stats?: NameStats, read: NameRea
         .where(sql<boolean>`files_names match ${match}`) as unknown as ReturnType<typeof plainFiles>)
     : plainFiles(db);
   if (q.userId) query = read === 'scan' ? query.where(sql<string>`+${sql.ref('files.user_id')}`, '=', q.userId) : query.where('files.user_id', '=', q.userId);
-  if (q.originalName) query = query.where(nameContains('original_name', q.originalName, stats, read === 'index'));
-  if (q.actualName) query = query.where(nameContains('actual_name', q.actualName, stats, read === 'index'));
+  if (q.originalName) query = query.where(nameContains('original_name', q.originalName, stats));
+  if (q.actualName) query = query.where(nameContains('actual_name', q.actualName, stats));
   if (q.username) query = query.where('files.user_id', 'in', usersNamed(db, q.username));
   return query;
 }
 
-/** `unindexed` (PostgreSQL): the page walks the sort's index and checks each row it passes. */
-function nameContains(column: keyof NameStats, needle: string, stats: NameStats | undefined, unindexed: boolean) {
+function nameContains(column: keyof NameStats, needle: string, stats: NameStats | undefined) {
   const ref = sql.ref(`files.${column}`);
   // PostgreSQL: pg_trgm cannot narrow a needle shorter than a trigram, yet the planner still took
   // its index for one, read all of it and rechecked every row (1.2 s to count "x" in a million
   // files, 0.47 s by a scan, 2026-12-02); `|| ''` is the same name in an expression no index holds.
-  if (stats && (unindexed || [...needle].length < TRIGRAM)) return containsInsensitive(sql`(${ref} || '')`, needle);
+  // A needle most names hold is read by a scan too (name-probe.ts DENSE_SHARE).
+  if (stats && ([...needle].length < TRIGRAM || denseIn(stats[column], needle))) return containsInsensitive(sql`(${ref} || '')`, needle);
   const pieces = stats ? probePieces(needle.toLowerCase(), stats[column]) : null;
   return pieces ? containsThroughPieces(ref, needle, pieces) : containsInsensitive(ref, needle);
+}
+
+function denseIn(sample: NameStats[keyof NameStats], needle: string): boolean {
+  return sampleShare(needle.toLowerCase(), sample) >= DENSE_SHARE;
+}
+
+/**
+ * PostgreSQL: a name filter read by a scan (a needle too short for trigrams, or one the statistics
+ * say most names hold), whose count is worth knowing before its page: sorting its matches would
+ * be a second scan beside the count's.
+ */
+function scannedFilter(q: FileFilters, stats: NameStats): boolean {
+  const scanned = (needle: string | undefined, sample: NameStats[keyof NameStats]) => !!needle && ([...needle].length < TRIGRAM || denseIn(sample, needle));
+  return scanned(q.originalName, stats.original_name) || scanned(q.actualName, stats.actual_name);
 }
 
 function plainFiles(db: Database) {
@@ -114,6 +128,11 @@ export async function preloadListAnchors(db: Database, limit = PRELOADED_LISTS):
     if (changes !== null && (await adoptKeptAnchors(db, list, stored, changes, total))) taken++;
   }
   return taken;
+}
+
+/** PostgreSQL: the names' statistics read before the api listens, so a first name filter does not wait for them (name-probe.ts). */
+export async function preloadNameStats(db: Database): Promise<void> {
+  if (isPostgres(db)) await nameStats(db);
 }
 
 /**
@@ -167,9 +186,9 @@ export function pageIdsQuery(db: Database, q: FileQuery, stats?: NameStats, read
   // does. Walking the sort index and filtering on the way looked cheaper to the planner, but when
   // the matches sit together ("holiday-1" of a million files, uploaded in one stretch) it walked
   // 800,000 rows for six (0.8 s); sorting the matches costs at most what counting them does.
-  // `+ 0` is the same order in an expression no index holds.
-  // With 'index' (a known count says the matches are dense) the sort's index is walked instead.
-  const fromMatches = read === 'scan' || (isPostgres(db) && Boolean(q.originalName || q.actualName) && read !== 'index');
+  // `+ 0` is the same order in an expression no index holds. (When a known count says the walk
+  // pays, listFiles walks a bounded stretch of the sort's index instead: walkedPageIds.)
+  const fromMatches = read === 'scan' || (isPostgres(db) && Boolean(q.originalName || q.actualName));
   for (const [i, [column, direction]] of orderOf(q.sort).entries()) ids = ids.orderBy(fromMatches && i === 0 ? sql`${sql.ref(column)} + 0` : column, direction);
   return ids.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
 }
@@ -181,11 +200,24 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
     // The list's counter is read before the count (name-counts.ts).
     const key = countKey(q);
     const [stats, list] = await Promise.all([nameStats(db), key === null ? null : listState(db, q)]);
-    const known = knownCount(db, key, list?.changes ?? null) ?? (await carriedCount(db, key, q, list?.changes ?? null));
+    let known = knownCount(db, key, list?.changes ?? null) ?? (await carriedCount(db, key, q, list?.changes ?? null));
+    // A filter read by a scan: counted first, then its page read knowing the count — most often a
+    // few rows of the sort's index — rather than sorting every match in a second scan beside the count.
+    if (!known && scannedFilter(q, stats)) {
+      const { total, changes } = await countFiles(db, q, stats);
+      known = { total, viaTrigrams: false };
+      await keepFreshCount(db, key, q, changes, list?.files ?? 0, known);
+    }
     if (known) {
       if (offset >= known.total) return { rows: [], total: known.total };
-      const read = list && sortIndexWalkPays(list.files, known.total, offset, q.pageSize) ? 'index' : undefined;
-      return { rows: await pageRows(db, q, pageIdsQuery(db, q, stats, read)), total: known.total };
+      const walked = list ? sortIndexWalk(list.files, known.total, offset, q.pageSize) : null;
+      if (list && walked !== null) {
+        const rows = await pageRows(db, q, walkedPageIds(db, q, walked));
+        // The walk met the page's rows within its rows, or read the whole list: the page. Else the
+        // matches sit further on than their count said; they are sorted instead.
+        if (rows.length === Math.min(q.pageSize, known.total - offset) || walked >= list.files) return { rows, total: known.total };
+      }
+      return { rows: await pageRows(db, q, pageIdsQuery(db, q, stats)), total: known.total };
     }
     // Both read the same few index matches, at once on two connections.
     const [{ total, changes }, rows] = await Promise.all([countFiles(db, q, stats), pageRows(db, q, pageIdsQuery(db, q, stats))]);
@@ -242,11 +274,33 @@ async function listState(db: Database, q: FileFilters): Promise<{ files: number;
  * passes (offset + pageSize) × files / matches rows on average before its page is whole; sorting
  * the matches reads every one of them (400,000 for "png" in 40 % of a million names). Walk when
  * that costs less, a row read through the index counted as LOOKUP_COST read from pg_trgm's bitmap.
- * Matches that sit together make the walk longer than the average, at most a read of the list.
+ * Matches that sit together ("img_2019" in photos uploaded together years ago) lie further on
+ * than the average says: a walk of the whole list for them read 800,000 rows for six (0.6–0.7 s
+ * per page, 2026-12-03). So the walk reads at most WALK_SLACK × the average, and the page is
+ * sorted from the matches when that was not enough: at most a quarter of the sort's cost wasted.
+ * The rows to walk, or null when sorting the matches costs less.
  */
-function sortIndexWalkPays(files: number, matches: number, offset: number, pageSize: number): boolean {
-  const walked = Math.ceil(((offset + pageSize) * files) / Math.max(1, matches));
-  return walked * LOOKUP_COST < matches;
+const WALK_SLACK = 4;
+const LEAST_WALK = 1_000;
+
+function sortIndexWalk(files: number, matches: number, offset: number, pageSize: number): number | null {
+  const average = Math.ceil(((offset + pageSize) * files) / Math.max(1, matches));
+  return average * LOOKUP_COST < matches ? Math.max(LEAST_WALK, WALK_SLACK * average) : null;
+}
+
+/**
+ * The ids of one page of a name filter read by walking the first `rows` of the list in its order
+ * (the sort's index) and checking each name; fewer than a page when the matches lie further on.
+ */
+export function walkedPageIds(db: Database, q: FileQuery, rows: number) {
+  let walked = filtered(db, { userId: q.userId, username: q.username }).select(['files.id', 'files.time_created', 'files.size', 'files.original_name', 'files.actual_name']);
+  for (const [column, direction] of orderOf(q.sort)) walked = walked.orderBy(column, direction);
+  let page = db.selectFrom(walked.limit(rows).as('w')).select('w.id');
+  // `|| ''`: the same name in an expression pg_trgm's index does not hold (nameContains).
+  if (q.originalName) page = page.where(containsInsensitive(sql`(${sql.ref('w.original_name')} || '')`, q.originalName));
+  if (q.actualName) page = page.where(containsInsensitive(sql`(${sql.ref('w.actual_name')} || '')`, q.actualName));
+  for (const [column, direction] of orderOf(q.sort)) page = page.orderBy(sql.ref(column.replace('files.', 'w.')), direction);
+  return page.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
 }
 
 /** SQLite: a name filter's count, whether its page is read from the trigram table, and the list's counter read with the count. */
@@ -263,7 +317,7 @@ async function countByName(db: Database, q: FileQuery, owner: number, site: numb
 }
 
 /** `passes`: rows the page reads, in rows of a scan (see countFiles). */
-async function pageRows(db: Database, q: FileQuery, ids: ReturnType<typeof pageIdsQuery>, passes = 0): Promise<FileRow[]> {
+async function pageRows(db: Database, q: FileQuery, ids: ReturnType<typeof pageIdsQuery> | ReturnType<typeof walkedPageIds>, passes = 0): Promise<FileRow[]> {
   let page = db.selectFrom('files').innerJoin('users', 'users.id', 'files.user_id').selectAll('files').select('users.username');
   for (const [column, direction] of orderOf(q.sort)) page = page.orderBy(column, direction);
   const rows = await readBig(db, page.where('files.id', 'in', ids), passes);

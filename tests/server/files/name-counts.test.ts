@@ -2,12 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { KEPT_COUNTS, MAX_CARRIED, countKey, keepCount, knownCount } from '../../../server/modules/files/name-counts.ts';
-import { listFiles, pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { listFiles, walkedPageIds } from '../../../server/modules/files/files.repository.ts';
 import { loadCount, saveCount, SHARED_FROM } from '../../../server/modules/files/name-counts-store.ts';
 import { openDatabase } from '../../../server/db/index.ts';
 import { until } from '../../helpers/poll.ts';
 import { sql } from 'kysely';
-import { nameStats } from '../../../server/modules/files/name-probe.ts';
 import type { Database } from '../../../server/db/index.ts';
 import type { FilesTable } from '../../../server/db/schema.ts';
 import { queryPlan } from '../../helpers/query-plan.ts';
@@ -271,10 +270,32 @@ describe.each(DIALECTS)('name filter counts kept per list on %s (issue 9)', (dia
     if (dialect === 'postgres') {
       // With the count known, page 2 walks the owner's sort index and checks each name on the way,
       // instead of reading every match from pg_trgm and sorting them.
-      const stats = await nameStats(t.deps.db);
-      const walk = await queryPlan(t.deps.db, pageIdsQuery(t.deps.db, { userId: user.id, originalName: 'png', sort: 'newest', page: 2, pageSize: 7 }, stats, 'index'), ['seqscan', 'bitmapscan']);
+      const walk = await queryPlan(t.deps.db, walkedPageIds(t.deps.db, { userId: user.id, originalName: 'png', sort: 'newest', page: 2, pageSize: 7 }, 1_000), ['seqscan', 'bitmapscan']);
       expect(walk).toContain('files_user_time_id');
       expect(walk).not.toMatch(/trgm|Sort Key/);
+    }
+  });
+
+  it('pages matches that sit together far down the list exactly, though the walk its count suggests does not reach them', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    // A third of the names match, all of them the oldest files (photos of one year, uploaded together).
+    const rows: FilesTable[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      rows.push({ id: `cl${String(i).padStart(5, '0')}`, actual_name: `cl${String(i).padStart(7, '0')}.bin`, original_name: i < 1_000 ? `IMG_2019_${i}.jpg` : `IMG_2024_${i}.jpg`, user_id: user.id,
+        size: 10 + (i % 9), mime_type: 'image/jpeg', width: null, height: null, time_created: 1_700_000_000 + i, storage_key: `cl${i}`, sha256: null, previews: '[]' });
+    }
+    for (let i = 0; i < rows.length; i += 500) await t.deps.db.insertInto('files').values(rows.slice(i, i + 500)).execute();
+    const newest = rows.filter((r) => r.original_name.toLowerCase().includes('img_2019')).sort((a, b) => b.time_created - a.time_created);
+    for (const page of [1, 2, 1]) {
+      const res = await t.call<ListBody>('/api/v1/files/uploaded', { filters: { name: 'img_2019' }, page, pageSize: 6 }, { token: user.token });
+      expect(res.body.totalImages).toBe(1_000);
+      expect(res.body.files.map((f) => f.actual_name), `page ${page}`).toEqual(newest.slice((page - 1) * 6, page * 6).map((r) => r.actual_name));
+    }
+    if (dialect === 'postgres') {
+      // The walk stops after the rows it was given (the 1,000 newest hold no match) rather than read the list.
+      expect(await walkedPageIds(t.deps.db, { userId: user.id, originalName: 'img_2019', sort: 'newest', page: 1, pageSize: 6 }, 1_000).execute()).toEqual([]);
+      expect(await walkedPageIds(t.deps.db, { userId: user.id, originalName: 'img_2019', sort: 'newest', page: 1, pageSize: 6 }, 2_001).execute()).toHaveLength(1);
     }
   });
 

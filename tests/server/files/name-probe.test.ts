@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { until } from '../../helpers/poll.ts';
 import { queryPlan } from '../../helpers/query-plan.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
-import { nameStats, probePieces, type SampledName } from '../../../server/modules/files/name-probe.ts';
+import { DENSE_SHARE, nameStats, probePieces, sampleShare, type SampledName } from '../../../server/modules/files/name-probe.ts';
 
 const sample = (names: string[]): SampledName[] => names.map((name) => ({ name, weight: 1 / names.length }));
 // A site where a fifth of the names are holiday-N, as in the list benchmark: "holiday" and "ay-" are common.
@@ -30,6 +31,16 @@ describe('which pieces of a name filter the trigram index is asked for (issue 9)
   });
 });
 
+describe('how many names the statistics say hold a needle (issue 9)', () => {
+  it('weighs the sampled names that hold it', () => {
+    expect(sampleShare('holiday', SITE)).toBeCloseTo(0.2);
+    expect(sampleShare('.jpg', SITE)).toBeCloseTo(0.8);
+    expect(sampleShare('4321', SITE)).toBe(0);
+    expect(sampleShare('holiday', []), 'no statistics yet').toBe(0);
+    expect(sampleShare('holiday', SITE)).toBeGreaterThanOrEqual(DENSE_SHARE);
+  });
+});
+
 interface ListBody {
   files: { actual_name: string }[];
   totalImages: number;
@@ -37,7 +48,32 @@ interface ListBody {
 
 describe.each(DIALECTS.filter((d) => d === 'postgres'))('name filter through the rare pieces on %s (issue 9)', (dialect) => {
   let t: HttpTestApp;
-  afterEach(async () => t?.close());
+  afterEach(async () => {
+    vi.useRealTimers();
+    await t?.close();
+  });
+
+  it('answers from the sample at hand while a stale one is read again, then from the new one', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const fill = (prefix: string) => sql`insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
+      select ${prefix} || i, ${prefix} || i || '.bin', ${prefix} || '-' || i || '.png', ${user.id}, 10, 'image/png', 1700000000 + i, ${prefix} || lpad(i::text, 10, '0'), lpad(to_hex(i), 64, '0'), '[]'
+      from generate_series(0, 199) as i`;
+    await fill('alpha').execute(t.deps.db);
+    await sql`analyze files`.execute(t.deps.db);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const first = await nameStats(t.deps.db);
+    expect(sampleShare('alpha', first.original_name)).toBe(1);
+
+    await t.deps.db.deleteFrom('files').execute();
+    await fill('beta').execute(t.deps.db);
+    await sql`analyze files`.execute(t.deps.db);
+    expect(await nameStats(t.deps.db), 'within the few minutes a sample is kept').toBe(first);
+    vi.setSystemTime(Date.now() + 10 * 60_000);
+    expect(await nameStats(t.deps.db), 'stale: answered at once from the older sample').toBe(first);
+    const fresh = await until(() => nameStats(t.deps.db), (stats) => stats !== first);
+    expect(sampleShare('beta', fresh.original_name)).toBe(1);
+  });
 
   it('lists exactly the names that contain the needle, asking the index only for its rare part and sorting the matches', async () => {
     t = await createHttpTestApp(dialect);
@@ -83,7 +119,19 @@ describe.each(DIALECTS.filter((d) => d === 'postgres'))('name filter through the
       expect(walked, sort).not.toMatch(/Index Scan( Backward)? using files_(user_)?(time|size)/);
     }
 
-    const common = await t.call<ListBody>('/api/v1/files/uploaded', { filters: { name: 'HOLIDAY' } }, { token: user.token });
-    expect(common.body.totalImages).toBe(names.filter((n) => n.toLowerCase().includes('holiday')).length);
+    // A needle a third of the names hold is read by a scan: its index would hand back most of the
+    // table to recheck. Even with scans priced out, no plan can take the index for it.
+    const dense = await queryPlan(t.deps.db, pageIdsQuery(t.deps.db, { originalName: 'HOLIDAY', sort: 'newest', page: 1, pageSize: 6 }, stats), ['seqscan', 'indexscan']);
+    expect(dense).not.toContain('files_original_name_trgm');
+    // Counted first, then paged: every page in order, with the total.
+    const holidays = await t.deps.db.selectFrom('files').select(['actual_name', 'original_name', 'time_created', 'id']).where('user_id', '=', user.id).execute();
+    const reference = holidays.filter((r) => r.original_name.toLowerCase().includes('holiday')).sort((a, b) => b.time_created - a.time_created || (a.id < b.id ? 1 : -1));
+    const seen: string[] = [];
+    for (let page = 1; page <= Math.ceil(reference.length / 50); page++) {
+      const res = await t.call<ListBody>('/api/v1/files/uploaded', { filters: { name: 'HOLIDAY' }, page, pageSize: 50 }, { token: user.token });
+      expect(res.body.totalImages).toBe(reference.length);
+      seen.push(...res.body.files.map((f) => f.actual_name));
+    }
+    expect(seen).toEqual(reference.map((r) => r.actual_name));
   });
 });
