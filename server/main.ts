@@ -5,7 +5,7 @@ import { createDeps } from './deps.ts';
 import { buildApi, buildFilesHost, buildSite } from './app.ts';
 import { bootstrap } from './modules/bootstrap.ts';
 import { startBackgroundJobs } from './jobs.ts';
-import { preloadListAnchors, preloadNameStats } from './modules/files/files.repository.ts';
+import { preloadListAnchors, preloadNameFilters } from './modules/files/files.repository.ts';
 import { StorageStartError } from './storage/index.ts';
 import { isFilesProcess, startFilesProcesses, type FilesProcesses } from './files-processes.ts';
 
@@ -53,10 +53,10 @@ async function main(): Promise<void> {
   const listening = (role: Role, note = '') => console.log(`  ${role.padEnd(5)} listening on ${config.host}:${config.ports[role]} (${config.urls[role]})${note}`);
   // Issue 9: the largest lists' kept anchors are this process's before it answers, so a deep page
   // right after a start (a deploy, a restart) reads and carries none (files.repository.ts); and
-  // on PostgreSQL the names' statistics, which a name filter plans with.
+  // what a name filter needs (PostgreSQL's statistics, SQLite's reading thread).
   if (ownRoles.includes('api')) {
     await preloadListAnchors(deps.db).catch((err: unknown) => console.error('list anchors preload failed', err));
-    await preloadNameStats(deps.db);
+    await preloadNameFilters(deps.db).catch((err: unknown) => console.error('name filter preload failed', err));
   }
   for (const role of ownRoles) {
     const app = await builders[role]();

@@ -115,9 +115,23 @@ export async function stopReadingOffThread(db: Database): Promise<void> {
   await reader?.stop();
 }
 
+/** Whether `db` has started its reading thread (tests). */
+export function readingThreadStarted(db: Database): boolean {
+  return readers.has(db);
+}
+
 /** How many reads went to a reading thread in this process (tests: which way a read went). */
 export function offThreadReads(): number {
   return readsOffThread;
+}
+
+/**
+ * Starts the reading thread of `db` now (a SQLite file's; nothing otherwise) rather than at its
+ * first large read, whose request would wait for the start.
+ */
+export function startReadingOffThread(db: Database): void {
+  const file = files.get(db);
+  if (file !== undefined && !readers.has(db)) readers.set(db, new Reader(file));
 }
 
 interface Runnable<T> {
@@ -133,8 +147,8 @@ interface Runnable<T> {
 export async function readBig<T>(db: Database, query: Runnable<T>, rows: number): Promise<T[]> {
   const file = files.get(db);
   if (file === undefined || rows < OFF_THREAD_ROWS) return query.execute();
-  let reader = readers.get(db);
-  if (!reader) readers.set(db, (reader = new Reader(file)));
+  startReadingOffThread(db);
+  const reader = readers.get(db)!;
   // A thread that died is not started again: its reads stay on the main connection.
   if (reader.dead) return query.execute();
   try {

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, migrate, type DbHandle } from '../../../server/db/index.ts';
-import { OFF_THREAD_ROWS, offThreadReads, readBig } from '../../../server/db/sqlite-off-thread.ts';
+import { OFF_THREAD_ROWS, offThreadReads, readBig, readingThreadStarted } from '../../../server/db/sqlite-off-thread.ts';
+import { preloadNameFilters } from '../../../server/modules/files/files.repository.ts';
 
 /**
  * Issue 9: on SQLite a read of many rows runs on a thread of its own (server/db/sqlite-off-thread.ts),
@@ -31,6 +32,18 @@ describe('reads of many rows off the event loop (SQLite)', () => {
     const text = `with recursive c(i) as (select 1 union all select i + 1 from c where i < ${n}) select count(*) as n from c`;
     return { compile: () => CompiledQuery.raw(text), execute: async () => (await sql.raw<{ n: number }>(text).execute(handle.db)).rows };
   };
+
+  it('starts the thread before the first request on a site whose whole-site reads go there, and not on a smaller one', async () => {
+    const db = await open();
+    await preloadNameFilters(db);
+    expect(readingThreadStarted(db)).toBe(false);
+    // The site's kept count is what the start goes by (rows themselves are not needed for it).
+    await db.updateTable('file_totals').set({ file_count: OFF_THREAD_ROWS }).where('id', '=', 1).execute();
+    await preloadNameFilters(db);
+    expect(readingThreadStarted(db)).toBe(true);
+    // And it reads: the same answer as the main connection.
+    expect(await readBig(db, counting(10), OFF_THREAD_ROWS)).toEqual([{ n: 10 }]);
+  });
 
   it('answers as the main connection does, with what was committed before it was asked', async () => {
     const db = await open();
