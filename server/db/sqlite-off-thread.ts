@@ -11,7 +11,7 @@ import type { Database } from './index.ts';
  * Such reads go to a worker thread with a read-only connection of its own on the same file. WAL
  * (db/index.ts) lets it read while the main connection writes; a statement sees what was
  * committed when it started, later than anything the caller read before sending it, which is
- * all the callers need (name-counts.ts keeps a count beside the counter read before it).
+ * all the callers need (a name filter's count reads the list's counter in the same statement).
  * Only reads go there: writes stay on the main connection, in their order.
  */
 

@@ -206,7 +206,7 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
   const offset = (q.page - 1) * q.pageSize;
   if (q.originalName || q.actualName) {
     if (!isPostgres(db)) return listByNameOnSqlite(db, q, offset);
-    // The list's counter is read before the count (name-counts.ts).
+    // The list's counter now, to find a count kept or carried for it (name-counts.ts).
     const key = countKey(q);
     const [stats, list] = await Promise.all([nameStats(db), key === null ? null : listState(db, q)]);
     let known = knownCount(db, key, list?.changes ?? null) ?? (await carriedCount(db, key, q, list?.changes ?? null));
@@ -250,7 +250,7 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
 async function listByNameOnSqlite(db: Database, q: FileQuery, offset: number): Promise<{ rows: FileRow[]; total: number }> {
   const kept = await db.selectFrom('file_totals').select('file_count').where('id', '=', 1).executeTakeFirst();
   const site = Number(kept?.file_count ?? 0);
-  // Read before the count, so a change during it leaves the count under an older value (name-counts.ts).
+  // The list's counter now, to find a count kept or carried for it; a fresh count reads its own (name-counts.ts).
   const list = await listState(db, q);
   // A username filter's files are counted among the site's.
   const owner = list?.files ?? (q.userId ? 0 : site);

@@ -10,7 +10,7 @@ import { loadCount, saveCount, SHARED_FROM, type StoredCount } from './name-coun
  * same count each time; this keeps it per process, checked against the list's `changes` counter
  * (the owner's, or the site's for the all-files list; migration 2026-11-25-10), which the
  * triggers bump with every insert and delete of the list's files in the same transaction. The
- * counter only grows, so a count stored beside the counter value read before it was counted is
+ * counter only grows, so a count stored beside the counter value its own statement read is
  * never taken for a later list. Names never change once stored (no route renames a file; the
  * trigram table, kept by insert and delete triggers only, relies on it too).
  *
