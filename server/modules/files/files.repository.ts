@@ -278,6 +278,10 @@ async function listState(db: Database, q: FileFilters): Promise<{ files: number;
   return row ? { files: Number(row.file_count), changes: Number(row.changes) } : null;
 }
 
+/** How far past the average a walk to a page may read, and the least it reads. */
+const WALK_SLACK = 4;
+const LEAST_WALK = 1_000;
+
 /**
  * PostgreSQL, a name filter whose count is known: the sort's index walked with each row checked
  * passes (offset + pageSize) × files / matches rows on average before its page is whole; sorting
@@ -285,13 +289,10 @@ async function listState(db: Database, q: FileFilters): Promise<{ files: number;
  * that costs less, a row read through the index counted as LOOKUP_COST read from pg_trgm's bitmap.
  * Matches that sit together ("img_2019" in photos uploaded together years ago) lie further on
  * than the average says: a walk of the whole list for them read 800,000 rows for six (0.6–0.7 s
- * per page, 2026-12-03). So the walk reads at most WALK_SLACK × the average, and the page is
- * sorted from the matches when that was not enough: at most a quarter of the sort's cost wasted.
- * The rows to walk, or null when sorting the matches costs less.
+ * per page, 2026-12-03). So the walk reads at most WALK_SLACK × the average (LEAST_WALK at
+ * least), and the page is sorted from the matches when that was not enough: at most a quarter of
+ * the sort's cost wasted. The rows to walk, or null when sorting the matches costs less.
  */
-const WALK_SLACK = 4;
-const LEAST_WALK = 1_000;
-
 function sortIndexWalk(files: number, matches: number, offset: number, pageSize: number): number | null {
   const average = Math.ceil(((offset + pageSize) * files) / Math.max(1, matches));
   return average * LOOKUP_COST < matches ? Math.max(LEAST_WALK, WALK_SLACK * average) : null;
