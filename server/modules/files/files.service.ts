@@ -5,7 +5,8 @@ import type { Caller } from '../auth/caller.repository.ts';
 import { previewKeys } from '../media/previews.ts';
 import { ACTUAL_NAME_PATTERN } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
-import { deleteFileRow, findFileByActualName, listFiles, siteTotals, userTotals, type FileQuery } from './files.repository.ts';
+import { deleteFileRow, findFileByActualName, listFiles, siteTotals, userTotals } from './files.repository.ts';
+import type { FileFilters } from './file-filters.ts';
 
 /** Spec §9: file lists show 6 per page unless asked otherwise. */
 export const DEFAULT_PAGE_SIZE = 6;
@@ -19,7 +20,7 @@ export interface ListInput {
 export async function listFilePage(
   deps: Deps,
   input: ListInput,
-  filters: Omit<FileQuery, 'sort' | 'page' | 'pageSize'>,
+  filters: FileFilters,
 ): Promise<{ success: true; files: FileRecord[]; totalImages: number }> {
   const { rows, total } = await listFiles(deps.db, {
     ...filters,

@@ -20,7 +20,7 @@ import { loadCount, saveCount, SHARED_FROM, type StoredCount } from './name-coun
  * same `like` the count runs, on a few rows). It is counted afresh when the log cannot tell:
  * fewer entries than the counter moved (pruned, or a change that logs nothing), an entry without
  * names, or more than MAX_CARRIED changes since. A count and the counter it is kept under are
- * read by one statement (files.repository.ts), so the count holds exactly the changes up to it.
+ * read by one statement (list-reads.ts countFiles), so the count holds exactly the changes up to it.
  * A large list's fresh count is also kept for the other processes (name-counts-store.ts).
  */
 

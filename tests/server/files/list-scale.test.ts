@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { queryPlan } from '../../helpers/query-plan.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
-import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { pageIdsQuery } from '../../../server/modules/files/list-reads.ts';
 import { nameStats } from '../../../server/modules/files/name-probe.ts';
 
 interface ListBody {

@@ -4,7 +4,7 @@ import { until } from '../../helpers/poll.ts';
 import { queryPlan } from '../../helpers/query-plan.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
-import { pageIdsQuery } from '../../../server/modules/files/files.repository.ts';
+import { pageIdsQuery } from '../../../server/modules/files/list-reads.ts';
 import { DENSE_SHARE, nameStats, probePieces, sampleShare, type SampledName } from '../../../server/modules/files/name-probe.ts';
 
 const sample = (names: string[]): SampledName[] => names.map((name) => ({ name, weight: 1 / names.length }));
