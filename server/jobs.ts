@@ -4,6 +4,7 @@ import { takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
 import { discardUploadBytes } from './modules/files/upload.service.ts';
 import { backfillFileHashes } from './modules/files/file-hashes.ts';
+import { reclaimDoomedBytes, type ReclaimPass } from './modules/files/doomed-bytes.ts';
 import { claimUpload, forgetOldCancels, listExpiredUploads } from './modules/files/uploads.repository.ts';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
@@ -45,6 +46,17 @@ export async function leasedSweep(deps: Deps, now: number = nowSeconds(), holder
   return sweepExpiredUploads(deps, now);
 }
 
+/**
+ * Bytes of deleted rows that a store refused when they were deleted, or that a crash left
+ * (files/doomed-bytes.ts), by whichever api process takes the period's lease; at every start too.
+ */
+export async function leasedReclaim(deps: Deps, stopped: () => boolean = () => false, now: number = nowSeconds(), holder: string = HOLDER): Promise<ReclaimPass | null> {
+  if (!(await takeLease(deps.db, 'reclaim-doomed-bytes', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  const pass = await reclaimDoomedBytes(deps, { stopped });
+  if (pass.failed > 0) console.error(`the store refused to delete ${pass.failed} doomed objects; they are tried again next period`, pass.firstError);
+  return pass;
+}
+
 /** files.sha256 for new files, by whichever api process takes the period's lease (issue 10). */
 export async function leasedHashBackfill(deps: Deps, stopped: () => boolean = () => false, now: number = nowSeconds(), holder: string = HOLDER): Promise<number | null> {
   if (!(await takeLease(deps.db, 'backfill-file-hashes', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
@@ -58,6 +70,8 @@ export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   const tick = () => {
     running = leasedSweep(deps)
       .catch((err: unknown) => console.error('upload sweep failed', err))
+      .then(() => leasedReclaim(deps, () => stopped))
+      .catch((err: unknown) => console.error('reclaiming doomed bytes failed', err))
       .then(() => leasedHashBackfill(deps, () => stopped))
       .catch((err: unknown) => console.error('file hash backfill failed', err));
   };

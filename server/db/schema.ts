@@ -183,6 +183,15 @@ export interface CancelledUploadsTable {
   expires_at: number;
 }
 
+/** Bytes whose rows are gone, until the store has deleted them (files/doomed-bytes.ts). */
+export interface DoomedBytesTable {
+  storage_key: string;
+  /** The deleted file's previews (JSON, as files.previews), whose objects go with it; null for an upload. */
+  previews: string | null;
+  kind: 'file' | 'upload';
+  doomed_at: number;
+}
+
 export interface DB {
   roles: RolesTable;
   users: UsersTable;
@@ -202,6 +211,7 @@ export interface DB {
   upload_chunks: UploadChunksTable;
   job_leases: JobLeasesTable;
   cancelled_uploads: CancelledUploadsTable;
+  doomed_bytes: DoomedBytesTable;
 }
 
 export type { Generated };

@@ -12,6 +12,8 @@ import * as fileListLog from './2026-11-29-10-file-list-log.ts';
 import * as pendingWorkIndexes from './2026-12-01-10-pending-work-indexes.ts';
 import * as fileListLogNames from './2026-12-03-10-file-list-log-names.ts';
 import * as fileNameCounts from './2026-12-03-11-file-name-counts.ts';
+import * as doomedBytes from './2026-12-03-20-doomed-bytes.ts';
+import * as fileNamesRowids from './2026-12-03-21-file-names-rowids.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -31,4 +33,6 @@ export const migrations: Record<string, Migration> = {
   '2026-12-01-10-pending-work-indexes': pendingWorkIndexes,
   '2026-12-03-10-file-list-log-names': fileListLogNames,
   '2026-12-03-11-file-name-counts': fileNameCounts,
+  '2026-12-03-20-doomed-bytes': doomedBytes,
+  '2026-12-03-21-file-names-rowids': fileNamesRowids,
 };

@@ -3,7 +3,8 @@ import { MIME_PATTERN } from '../../../contract/admin.ts';
 import type { Deps } from '../../deps.ts';
 import { badRequest, forbidden, notFound } from '../../http/errors.ts';
 import { revokeUserSessions, type Caller } from '../auth/caller.repository.ts';
-import { deleteUser, listUsers, setBanned, storageKeysOfUser, updateRole, type UserListQuery } from '../users/users.repository.ts';
+import { reclaimDoomedBytes, reclaimInBackground } from '../files/doomed-bytes.ts';
+import { deleteUser, listUsers, setBanned, updateRole, type UserListQuery } from '../users/users.repository.ts';
 import { requireUser, setPassword } from '../users/users.service.ts';
 import { addMimeTypes, deleteMimeType, listRoles } from './admin.repository.ts';
 
@@ -102,15 +103,19 @@ export async function resetPassword(deps: Deps, caller: Caller, userId: string, 
   await setPassword(deps, userId, newPassword, target.id === caller.id ? caller.sessionId : null);
 }
 
+/** Objects of a removed account deleted before the answer; a larger account's go on in the background. */
+const RECLAIMED_BEFORE_ANSWER = 1_000;
+
 /**
- * Deletes the user (rows cascade) and then their bytes. Rows go first: a failure in between
- * leaves unreachable bytes (logged) rather than listed files whose bytes are gone.
+ * Deletes the user (rows cascade) and then their bytes. The rows go with their keys listed in
+ * doomed_bytes by the same transaction (files/doomed-bytes.ts), so a crash or a store that is
+ * down in between delays the bytes' deletion instead of leaving them in the store for good; an
+ * account of a million files is not a million deletes in flight at once.
  */
 export async function removeUser(deps: Deps, caller: Caller, userId: string, log: FastifyBaseLogger): Promise<void> {
   await requireActionableTarget(deps, caller, userId, 'delete');
-  const keys = await storageKeysOfUser(deps.db, userId);
-  await deleteUser(deps.db, userId);
-  const results = await Promise.allSettled([...keys.files.map((k) => deps.storage.delete(k)), ...keys.uploads.map((k) => deps.storage.discard(k))]);
-  const failed = results.filter((r) => r.status === 'rejected');
-  if (failed.length > 0) log.warn({ userId, failed: failed.length, reason: failed[0]?.reason }, 'could not delete some bytes of a removed user');
+  await deleteUser(deps.db, deps.dialect, userId);
+  const pass = await reclaimDoomedBytes(deps, { limit: RECLAIMED_BEFORE_ANSWER });
+  if (pass.failed > 0) log.warn({ userId, failed: pass.failed, reason: pass.firstError }, 'the store refused to delete some bytes of a removed user; they are tried again later');
+  if (pass.more) void reclaimInBackground(deps, (message, err) => log.warn({ userId, reason: err }, message));
 }

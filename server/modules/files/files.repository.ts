@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Database } from '../../db/index.ts';
 import type { FilesTable } from '../../db/schema.ts';
 import { OFF_THREAD_ROWS, readBig, startReadingOffThread } from '../../db/sqlite-off-thread.ts';
+import { deleteFilesDooming } from './doomed-bytes.ts';
 import { isPostgres } from './file-filters.ts';
 import { adoptKeptAnchors, anchoredPageIds, listOfKey } from './list-anchors.ts';
 import { loadLargestAnchors } from './list-anchors-store.ts';
@@ -78,10 +79,12 @@ export async function findFileByActualName(db: Database, actualName: string): Pr
   return row ? normalize(row) : undefined;
 }
 
-/** Deletes the row and says whether this call did it (a concurrent delete gets false). */
+/**
+ * Deletes the row and says whether this call did it (a concurrent delete gets false); its bytes
+ * are listed for files/doomed-bytes.ts by the same transaction.
+ */
 export async function deleteFileRow(db: Database, id: string): Promise<boolean> {
-  const res = await db.deleteFrom('files').where('id', '=', id).executeTakeFirst();
-  return Number(res.numDeletedRows) === 1;
+  return db.transaction().execute(async (trx) => (await deleteFilesDooming(trx, { id })) === 1);
 }
 
 export interface Bucket {

@@ -23,8 +23,8 @@ export function registerFilesRoutes(app: FastifyInstance, deps: Deps): void {
     listFilePage(deps, body, { userId: caller.id, originalName: body.filters?.name }),
   );
 
-  post(app, deps, filesDelete, { access: 'user', apiKey: true }, async ({ caller, body }) => {
-    await deleteFile(deps, caller, body.filePath, false);
+  post(app, deps, filesDelete, { access: 'user', apiKey: true }, async ({ caller, body, request }) => {
+    await deleteFile(deps, caller, body.filePath, false, request.log);
     return { success: true as const, message: 'File deleted.' };
   });
 
@@ -36,8 +36,8 @@ export function registerFilesRoutes(app: FastifyInstance, deps: Deps): void {
     }),
   );
 
-  post(app, deps, adminDeleteFile, { access: 'staff' }, async ({ caller, body }) => {
-    await deleteFile(deps, caller, body.filePath, true);
+  post(app, deps, adminDeleteFile, { access: 'staff' }, async ({ caller, body, request }) => {
+    await deleteFile(deps, caller, body.filePath, true, request.log);
     return { success: true as const, message: 'File deleted.' };
   });
 

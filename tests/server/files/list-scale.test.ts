@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { queryPlan } from '../../helpers/query-plan.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
@@ -35,6 +36,17 @@ describe.each(DIALECTS)('file lists at scale on %s (issue 9)', (dialect) => {
     expect(asMap(kept.map((r) => ({ user_id: r.user_id, n: r.file_count })))).toEqual(asMap(rows));
     const total = await t.deps.db.selectFrom('file_totals').select('file_count').executeTakeFirstOrThrow();
     expect(Number(total.file_count)).toBe(rows.reduce((s, r) => s + Number(r.n), 0));
+    if (dialect === 'sqlite') await expectNameIndexMatchesRows();
+  }
+  /** SQLite: the name index holds each listed file once, and its row is the one kept for the name (migration 2026-12-03-21). */
+  async function expectNameIndexMatchesRows() {
+    const names = (await t.deps.db.selectFrom('files').select('actual_name').orderBy('actual_name').execute()).map((r) => r.actual_name);
+    const indexed = await sql<{ actual_name: string; kept: number | null; rowid: number }>`
+      select n.actual_name, n.rowid, r.names_rowid as kept from files_names n left join files_names_rowids r on r.actual_name = n.actual_name order by n.actual_name`.execute(t.deps.db);
+    expect(indexed.rows.map((r) => r.actual_name)).toEqual(names);
+    for (const row of indexed.rows) expect(row.kept).toBe(row.rowid);
+    const kept = await sql<{ n: number }>`select count(*) as n from files_names_rowids`.execute(t.deps.db);
+    expect(Number(kept.rows[0]?.n)).toBe(names.length);
   }
 
   it('keeps totalImages right across uploads, deletes and the removal of a user', async () => {
