@@ -89,7 +89,10 @@ export async function reclaimDoomedBytes(
         try {
           // Missing objects are fine for both calls (storage.ts): a pass cut short is run again.
           if (row.kind === 'upload') await deps.storage.discard(row.storage_key);
-          await Promise.all([row.storage_key, ...previewKeys(row.storage_key, row.previews)].map((key) => deps.storage.delete(key)));
+          // Every delete settled before the row is judged: a refusal does not leave others in flight.
+          const deleted = await Promise.allSettled([row.storage_key, ...previewKeys(row.storage_key, row.previews)].map((key) => deps.storage.delete(key)));
+          const refused = deleted.find((d) => d.status === 'rejected');
+          if (refused) throw refused.reason;
           gone.push(row.storage_key);
         } catch (err) {
           pass.failed += 1;
