@@ -74,13 +74,10 @@ export async function reclaimDoomedBytes(
   for (;;) {
     const take = Math.min(BATCH, limit - read);
     if (take <= 0 || options.stopped?.()) {
-      pass.more = await anyAfter(deps.db, after, options.keys);
+      pass.more = (await doomedAfter(deps.db, after, options.keys).select('storage_key').limit(1).execute()).length > 0;
       return pass;
     }
-    let batch = deps.db.selectFrom('doomed_bytes').selectAll().orderBy('storage_key').limit(take);
-    if (after !== null) batch = batch.where('storage_key', '>', after);
-    if (options.keys) batch = batch.where('storage_key', 'in', options.keys.length > 0 ? options.keys : ['']);
-    const rows = await batch.execute();
+    const rows = await doomedAfter(deps.db, after, options.keys).selectAll().orderBy('storage_key').limit(take).execute();
     read += rows.length;
     const gone: string[] = [];
     await pMap(
@@ -108,11 +105,12 @@ export async function reclaimDoomedBytes(
   }
 }
 
-async function anyAfter(db: Database, after: string | null, keys: string[] | undefined): Promise<boolean> {
-  let next = db.selectFrom('doomed_bytes').select('storage_key').limit(1);
-  if (after !== null) next = next.where('storage_key', '>', after);
-  if (keys) next = next.where('storage_key', 'in', keys.length > 0 ? keys : ['']);
-  return (await next.execute()).length > 0;
+/** The doomed keys a pass has still to read: past `after`, and among `keys` when given. */
+function doomedAfter(db: Database, after: string | null, keys: string[] | undefined) {
+  let rows = db.selectFrom('doomed_bytes');
+  if (after !== null) rows = rows.where('storage_key', '>', after);
+  if (keys) rows = rows.where('storage_key', 'in', keys.length > 0 ? keys : ['']);
+  return rows;
 }
 
 /** Keys still waiting for the store to let go of their objects. */

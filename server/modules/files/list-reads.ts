@@ -77,13 +77,10 @@ export async function listAndSiteState(db: Database, q: FileFilters): Promise<{ 
   const owner = q.userId && !q.username ? q.userId : null;
   const row = await db
     .selectFrom('file_totals')
-    .select([
-      'file_count',
-      'changes',
-      sql<number | null>`(select c.file_count from file_counts c where c.user_id = ${owner})`.as('owner_files'),
-      sql<number | null>`(select c.changes from file_counts c where c.user_id = ${owner})`.as('owner_changes'),
-    ])
-    .where('id', '=', 1)
+    // No owner: no row of file_counts joins (`= null` holds for none).
+    .leftJoin('file_counts', (join) => join.on('file_counts.user_id', '=', owner))
+    .select(['file_totals.file_count', 'file_totals.changes', 'file_counts.file_count as owner_files', 'file_counts.changes as owner_changes'])
+    .where('file_totals.id', '=', 1)
     .executeTakeFirst();
   const site = Number(row?.file_count ?? 0);
   if (!row || q.username) return { list: null, site };
