@@ -45,7 +45,11 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('file_totals').dropColumn('changes').execute();
 }
 
-/** The counting triggers of migration 2026-11-22-20, same names, given new bodies. */
+/**
+ * The counting triggers of migration 2026-11-22-20, same names, given new bodies. Row bodies:
+ * from migration 2026-12-04-10 on, PostgreSQL's delete trigger runs per statement, so a later
+ * migration gives it a statement body of its own rather than calling this.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see up()
 export async function replaceCountingTriggers(db: Kysely<any>, onInsert: RawBuilder<unknown>, onDelete: RawBuilder<unknown>): Promise<void> {
   if (isPostgres(db)) {

@@ -14,6 +14,7 @@ import * as fileListLogNames from './2026-12-03-10-file-list-log-names.ts';
 import * as fileNameCounts from './2026-12-03-11-file-name-counts.ts';
 import * as doomedBytes from './2026-12-03-20-doomed-bytes.ts';
 import * as fileNamesRowids from './2026-12-03-21-file-names-rowids.ts';
+import * as fileDeletesPerStatement from './2026-12-04-10-file-deletes-per-statement.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-03-11-file-name-counts': fileNameCounts,
   '2026-12-03-20-doomed-bytes': doomedBytes,
   '2026-12-03-21-file-names-rowids': fileNamesRowids,
+  '2026-12-04-10-file-deletes-per-statement': fileDeletesPerStatement,
 };
