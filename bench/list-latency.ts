@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { ms, percentile, type Row } from './stats.ts';
 import { options } from './options.ts';
+import { benchPostgresUrl, withClient, withScratchDatabase } from './scratch-postgres.ts';
 import { uploadFile } from './upload-client.ts';
 
 /**
@@ -60,28 +60,26 @@ function seedSqlite(dbFile: string): void {
 
 /** PostgreSQL: one statement in the server, then VACUUM ANALYZE as autovacuum would after a bulk load. */
 async function seedPostgres(url: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  c.on('error', () => {});
-  await c.connect();
-  // The counting triggers fire per row; a million of them in one transaction update one counter
-  // row a million times (each a new row version). The app inserts one file per transaction, so
-  // the seed stops them and sets the counts the triggers would have kept.
-  await c.query('alter table files disable trigger files_count_insert');
-  const kinds = `(array['IMG_%.jpg','holiday-%.png','Screenshot %.png','document-%.pdf','VID_%.mp4'])[i % 5 + 1]`;
-  await c.query(
-    `insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
-     select 'id' || i, lpad(to_hex(i), 10, '0') || '.bin', replace(${kinds}, '%', i::text), (select id from users where username = 'bench'),
-            1000 + (i::bigint * 7919) % 50000, 'image/png', 1700000000 + i / 3,
-            'bench' || lpad(i::text, 10, '0'), lpad(to_hex(i), 64, '0'), '[]'
-     from generate_series(0, $1::int - 1) as i`,
-    [FILES],
-  );
-  await c.query('alter table files enable trigger files_count_insert');
-  await c.query(`insert into file_counts (user_id, file_count) select user_id, count(*) from files group by user_id
-                 on conflict (user_id) do update set file_count = excluded.file_count`);
-  await c.query('update file_totals set file_count = (select count(*) from files) where id = 1');
-  await c.query('vacuum analyze files');
-  await c.end();
+  await withClient(url, async (c) => {
+    // The counting triggers fire per row; a million of them in one transaction update one counter
+    // row a million times (each a new row version). The app inserts one file per transaction, so
+    // the seed stops them and sets the counts the triggers would have kept.
+    await c.query('alter table files disable trigger files_count_insert');
+    const kinds = `(array['IMG_%.jpg','holiday-%.png','Screenshot %.png','document-%.pdf','VID_%.mp4'])[i % 5 + 1]`;
+    await c.query(
+      `insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
+       select 'id' || i, lpad(to_hex(i), 10, '0') || '.bin', replace(${kinds}, '%', i::text), (select id from users where username = 'bench'),
+              1000 + (i::bigint * 7919) % 50000, 'image/png', 1700000000 + i / 3,
+              'bench' || lpad(i::text, 10, '0'), lpad(to_hex(i), 64, '0'), '[]'
+       from generate_series(0, $1::int - 1) as i`,
+      [FILES],
+    );
+    await c.query('alter table files enable trigger files_count_insert');
+    await c.query(`insert into file_counts (user_id, file_count) select user_id, count(*) from files group by user_id
+                   on conflict (user_id) do update set file_count = excluded.file_count`);
+    await c.query('update file_totals set file_count = (select count(*) from files) where id = 1');
+    await c.query('vacuum analyze files');
+  });
 }
 
 /**
@@ -275,51 +273,37 @@ export async function listLatency(): Promise<Row[]> {
   rows.push(...(await wideFilterAfresh(startSqlite, 'SQLite', forgetSqlite('file_name_counts'))));
   fs.rmSync(first.dataDir, { recursive: true, force: true });
 
-  const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  const adminUrl = benchPostgresUrl();
   if (!adminUrl || options.quick) {
     rows.push({ benchmark: 'list, PostgreSQL', stash: options.quick ? 'skipped in --quick' : 'not run', baselineName: 'needs', baseline: 'TEST_DATABASE_URL' });
     return rows;
   }
-  const dbName = `stash_bench_${process.pid}`;
-  // The maintenance database, not the test one: test runs may end every session on theirs.
-  const maintenance = new URL(adminUrl);
-  maintenance.pathname = '/postgres';
-  const c = new pg.Client({ connectionString: maintenance.toString() });
-  c.on('error', () => {});
-  await c.connect();
-  await c.query(`create database ${dbName}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
   try {
-    const server = await startServer({ DATABASE_URL: url.toString() });
-    t0 = performance.now();
-    await seedPostgres(url.toString());
-    process.stderr.write(`  seeded PostgreSQL in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
-    rows.push(...(await measure(server, 'PostgreSQL')));
-    await server.stop();
-    fs.rmSync(server.dataDir, { recursive: true, force: true });
-    const dataDirs: string[] = [];
-    const restart = async () => {
-      const next = await startServer({ DATABASE_URL: url.toString() });
-      dataDirs.push(next.dataDir);
-      return next;
-    };
-    const forgetPostgres = (table: string) => async () => {
-      const k = new pg.Client({ connectionString: url.toString() });
-      await k.connect();
-      await k.query(`delete from ${table}`);
-      await k.end();
-    };
-    rows.push(await firstRequest(restart, 'PostgreSQL', 'deep page'));
-    rows.push(await firstRequest(restart, 'PostgreSQL', 'deep page', forgetPostgres('file_list_anchors')));
-    rows.push(await firstRequest(restart, 'PostgreSQL', 'wide filter'));
-    rows.push(...(await wideFilterAfresh(restart, 'PostgreSQL', forgetPostgres('file_name_counts'))));
-    for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
+    await withScratchDatabase(adminUrl, 'list', async (url) => {
+      const server = await startServer({ DATABASE_URL: url });
+      t0 = performance.now();
+      await seedPostgres(url);
+      process.stderr.write(`  seeded PostgreSQL in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+      rows.push(...(await measure(server, 'PostgreSQL')));
+      await server.stop();
+      fs.rmSync(server.dataDir, { recursive: true, force: true });
+      const dataDirs: string[] = [];
+      const restart = async () => {
+        const next = await startServer({ DATABASE_URL: url });
+        dataDirs.push(next.dataDir);
+        return next;
+      };
+      const forgetPostgres = (table: string) => async () => {
+        await withClient(url, (k) => k.query(`delete from ${table}`));
+      };
+      rows.push(await firstRequest(restart, 'PostgreSQL', 'deep page'));
+      rows.push(await firstRequest(restart, 'PostgreSQL', 'deep page', forgetPostgres('file_list_anchors')));
+      rows.push(await firstRequest(restart, 'PostgreSQL', 'wide filter'));
+      rows.push(...(await wideFilterAfresh(restart, 'PostgreSQL', forgetPostgres('file_name_counts'))));
+      for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
+    });
   } catch (err) {
     rows.push({ benchmark: 'list, PostgreSQL', stash: `failed: ${String(err).slice(0, 160)}`, baselineName: '-', baseline: '-' });
-  } finally {
-    await c.query(`drop database if exists ${dbName} with (force)`);
-    await c.end();
   }
   return rows;
 }
