@@ -145,6 +145,16 @@ async function removeAccount(apiUrl: string, token: string, userId: string): Pro
   if (!res.ok) throw new Error(`admin/set/remove: ${res.status} ${await res.text()}`);
 }
 
+/**
+ * Before a timed request after a long pause (seeding, a reclaim): the server closes a connection
+ * idle for 72 s (server/app.ts), and a request sent on it just as it closes fails (EPIPE). The
+ * first request finds out, untimed; the retry opens a new connection.
+ */
+async function reconnect(apiUrl: string): Promise<void> {
+  const once = () => fetch(`${apiUrl}/healthz`).then((res) => res.arrayBuffer());
+  await once().catch(once);
+}
+
 /** 1 KiB uploads one after another, each timed, until `stop` says so (at least one). */
 async function uploadsUntil(apiUrl: string, token: string, stop: (done: number) => boolean, seed: number): Promise<number[]> {
   const out: number[] = [];
@@ -176,6 +186,7 @@ async function rounds(server: BenchServer, db: Beside): Promise<Samples> {
     let keys = await db.seed(alone);
     writeBytes(server.dataDir, keys);
     spawnSync('sync');
+    await reconnect(server.apiUrl);
     let t0 = performance.now();
     await removeAccount(server.apiUrl, token, alone);
     s.answered.push(performance.now() - t0);
@@ -197,6 +208,7 @@ async function rounds(server: BenchServer, db: Beside): Promise<Samples> {
     keys = await db.seed(busy);
     writeBytes(server.dataDir, keys);
     spawnSync('sync');
+    await reconnect(server.apiUrl);
     s.idle.push(...(await uploadsUntil(server.apiUrl, token, (n) => n >= IDLE_UPLOADS, seed)));
     seed += 1000;
     let done = false;

@@ -6,6 +6,7 @@ import type { DB } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { reusingStatements } from './sqlite-statements.ts';
 import { readableOffThread, stopReadingOffThread } from './sqlite-off-thread.ts';
+import { pacedWrites } from './sqlite-write-pace.ts';
 import { primeConnections } from './warm-connections.ts';
 import { survivingPool } from './pg-pool.ts';
 
@@ -60,8 +61,12 @@ export function openDatabase(url: string, options: OpenOptions = {}): DbHandle {
     database.pragma('foreign_keys = ON');
     database.pragma('busy_timeout = 5000');
     const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: reusingStatements(database) }) });
-    // Reads of many rows go to a thread of their own (sqlite-off-thread.ts).
-    if (file !== ':memory:') readableOffThread(db, file);
+    // Reads of many rows go to a thread of their own (sqlite-off-thread.ts); long runs of write
+    // batches wait for its WAL to reach the disk between two (sqlite-write-pace.ts).
+    if (file !== ':memory:') {
+      readableOffThread(db, file);
+      pacedWrites(db, file);
+    }
     const close = async () => {
       await stopReadingOffThread(db);
       await db.destroy();

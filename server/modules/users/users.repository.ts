@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Database, Dialect } from '../../db/index.ts';
 import { containsInsensitive } from '../../db/index.ts';
+import { letDiskCatchUp } from '../../db/sqlite-write-pace.ts';
 import { deleteFilesDooming, doomUploadsOfUser } from '../files/doomed-bytes.ts';
 
 export interface UserRow {
@@ -63,12 +64,14 @@ const FILES_PER_TRANSACTION = 500;
  * Deletes the account and everything it holds, its files a batch per transaction, and lists
  * their bytes for files/doomed-bytes.ts in the transaction that deletes their rows: whatever
  * happens next, nothing it stored stays in the store unlisted. A crash midway leaves the account
- * with fewer files, to be removed again.
+ * with fewer files, to be removed again. `between` runs after each full batch (tests hold it).
  */
-export async function deleteUser(db: Database, dialect: Dialect, id: string): Promise<void> {
+export async function deleteUser(db: Database, dialect: Dialect, id: string, between: (db: Database) => Promise<void> = letDiskCatchUp): Promise<void> {
   while ((await db.transaction().execute((trx) => deleteFilesDooming(trx, { userId: id, limit: FILES_PER_TRANSACTION }))) === FILES_PER_TRANSACTION) {
-    // Whatever else the process has to do runs between two batches.
+    // Whatever else the process has to do runs between two batches, and on SQLite other
+    // uploads' syncs do not queue behind the batches' writes (db/sqlite-write-pace.ts).
     await new Promise((resolve) => setImmediate(resolve));
+    await between(db);
   }
   await db.transaction().execute(async (trx) => {
     // PostgreSQL: a file landing for the account now waits for this transaction (its row's
