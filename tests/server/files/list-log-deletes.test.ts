@@ -60,7 +60,7 @@ describe.each(DIALECTS)('files deleted by one statement on %s', (dialect) => {
 
     const single = await insertFiles(owners, 'one');
     const beforeSingle = await counters(owners);
-    // One statement per file, in id order: what the row trigger numbers a statement's rows by.
+    // One statement per file, in id order: the order the statement trigger numbers a many-row delete's files in.
     for (const id of [...single].sort()) await t.deps.db.deleteFrom('files').where('id', '=', id).execute();
     const afterSingle = await counters(owners);
     const singleLog = await loggedSince(beforeSingle, owners, 'one');
