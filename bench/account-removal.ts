@@ -4,7 +4,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { options } from './options.ts';
-import { benchPostgresUrl, withClient, withScratchDatabase } from './scratch-postgres.ts';
+import { benchPostgresUrl, insertFilesCounted, withClient, withScratchDatabase } from './scratch-postgres.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { median, min, ms, percentile, type Row } from './stats.ts';
 import { uploadFile } from './upload-client.ts';
@@ -101,21 +101,15 @@ function postgresBeside(c: pg.Client): Beside {
       await c.query(`insert into users (id, username, username_lower, password_hash, role, banned, time_created)
                      select $1, $1, $1, password_hash, 'default', 0, 1700000000 from users where username = 'bench'`, [id]);
     },
-    // The insert trigger runs per row: FILES of them in one statement rewrite the site's count row
-    // FILES times (bench/list-latency.ts seeds the same way). It is stopped and the counts set.
     async seed(userId) {
-      await c.query('alter table files disable trigger files_count_insert');
-      await c.query(
+      await insertFilesCounted(
+        c,
         `insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
          select left(md5(random()::text), 16), left(md5(random()::text), 10) || '.jpg', 'IMG_' || i || '.jpg', $1, (random() * 10000000)::bigint,
                 'image/jpeg', 1700000000 + i, md5(random()::text || i), md5(i::text) || md5(random()::text), '[]'
          from generate_series(0, $2::int - 1) as i`,
         [userId, FILES],
       );
-      await c.query('alter table files enable trigger files_count_insert');
-      await c.query(`insert into file_counts (user_id, file_count) values ($1, $2)
-                     on conflict (user_id) do update set file_count = file_counts.file_count + $2`, [userId, FILES]);
-      await c.query('update file_totals set file_count = file_count + $1 where id = 1', [FILES]);
       await c.query('analyze files');
       return (await c.query<{ storage_key: string }>('select storage_key from files where user_id = $1', [userId])).rows.map((r) => r.storage_key);
     },
@@ -172,12 +166,14 @@ interface Samples {
   bytesGone: number[];
   straight: number[];
   beside: number[];
+  /** Uploads from the answer until the account's bytes are gone. */
+  besideReclaim: number[];
   idle: number[];
 }
 
 async function rounds(server: BenchServer, db: Beside): Promise<Samples> {
   const token = await login(server.apiUrl);
-  const s: Samples = { answered: [], bytesGone: [], straight: [], beside: [], idle: [] };
+  const s: Samples = { answered: [], bytesGone: [], straight: [], beside: [], besideReclaim: [], idle: [] };
   let seed = 50_000_000;
   for (let r = 0; r < ROUNDS; r++) {
     // The removal alone, then the same database work straight, then a removal with uploads beside.
@@ -217,7 +213,13 @@ async function rounds(server: BenchServer, db: Beside): Promise<Samples> {
     await removal;
     s.beside.push(...(await beside));
     seed += 100_000;
-    await untilReclaimed(db, server.dataDir, keys);
+    // After the answer the server deletes the account's bytes in the background: the same
+    // uploads go on until it has.
+    let reclaimed = false;
+    const reclaim = untilReclaimed(db, server.dataDir, keys).finally(() => (reclaimed = true));
+    s.besideReclaim.push(...(await uploadsUntil(server.apiUrl, token, () => reclaimed, seed)));
+    seed += 100_000;
+    await reclaim;
     process.stderr.write(`  ${db.label} round ${r + 1}: answered ${ms(s.answered.at(-1)!)}, bytes gone ${ms(s.bytesGone.at(-1)!)}, straight ${ms(s.straight.at(-1)!)}\n`);
   }
   return s;
@@ -240,6 +242,13 @@ function rowsOf(label: string, s: Samples): Row[] {
       baselineName: 'the same uploads with nothing else running',
       baseline: spread(s.idle),
       ratio: `${(percentile(s.beside, 95) / percentile(s.idle, 95)).toFixed(2)} × (p95)`,
+    },
+    {
+      benchmark: `account removal, ${label}, ${files} files: a 1 KiB upload by someone else after the answer, while the account's bytes are deleted`,
+      stash: spread(s.besideReclaim),
+      baselineName: 'the same uploads with nothing else running',
+      baseline: spread(s.idle),
+      ratio: `${(percentile(s.besideReclaim, 95) / percentile(s.idle, 95)).toFixed(2)} × (p95)`,
     },
   ];
 }

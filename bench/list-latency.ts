@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { ms, percentile, type Row } from './stats.ts';
 import { options } from './options.ts';
-import { benchPostgresUrl, withClient, withScratchDatabase } from './scratch-postgres.ts';
+import { benchPostgresUrl, insertFilesCounted, withClient, withScratchDatabase } from './scratch-postgres.ts';
 import { uploadFile } from './upload-client.ts';
 
 /**
@@ -58,15 +58,12 @@ function seedSqlite(dbFile: string): void {
   db.close();
 }
 
-/** PostgreSQL: one statement in the server, then VACUUM ANALYZE as autovacuum would after a bulk load. */
+/** PostgreSQL: one statement in the server, counted as the triggers would, then VACUUM ANALYZE as autovacuum would after a bulk load. */
 async function seedPostgres(url: string): Promise<void> {
   await withClient(url, async (c) => {
-    // The counting triggers fire per row; a million of them in one transaction update one counter
-    // row a million times (each a new row version). The app inserts one file per transaction, so
-    // the seed stops them and sets the counts the triggers would have kept.
-    await c.query('alter table files disable trigger files_count_insert');
     const kinds = `(array['IMG_%.jpg','holiday-%.png','Screenshot %.png','document-%.pdf','VID_%.mp4'])[i % 5 + 1]`;
-    await c.query(
+    await insertFilesCounted(
+      c,
       `insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
        select 'id' || i, lpad(to_hex(i), 10, '0') || '.bin', replace(${kinds}, '%', i::text), (select id from users where username = 'bench'),
               1000 + (i::bigint * 7919) % 50000, 'image/png', 1700000000 + i / 3,
@@ -74,10 +71,6 @@ async function seedPostgres(url: string): Promise<void> {
        from generate_series(0, $1::int - 1) as i`,
       [FILES],
     );
-    await c.query('alter table files enable trigger files_count_insert');
-    await c.query(`insert into file_counts (user_id, file_count) select user_id, count(*) from files group by user_id
-                   on conflict (user_id) do update set file_count = excluded.file_count`);
-    await c.query('update file_totals set file_count = (select count(*) from files) where id = 1');
     await c.query('vacuum analyze files');
   });
 }

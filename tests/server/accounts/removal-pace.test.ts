@@ -4,13 +4,6 @@ import { DIALECTS, createTestApp, type TestApp } from '../../helpers/test-app.ts
 import { letDiskCatchUp } from '../../../server/db/sqlite-write-pace.ts';
 import { deleteUser } from '../../../server/modules/users/users.repository.ts';
 
-/**
- * An account's removal deletes its files a batch per transaction and, between two, lets the disk
- * catch up (server/db/sqlite-write-pace.ts): on SQLite its writes had kept the disk's queue full,
- * and every other upload's sync waited behind them for seconds (bench/README.md, "Removing a
- * large account on SQLite"). What that buys is timed in `npm run bench -- removal`; these hold
- * the removal to waiting for it, and the wait to syncing what SQLite wrote.
- */
 /** A promise and its resolve (Node 20 has no Promise.withResolvers). */
 function gate(): { promise: Promise<void>; resolve: () => void } {
   let resolve!: () => void;
@@ -18,6 +11,13 @@ function gate(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
+/**
+ * An account's removal deletes its files a batch per transaction and, between two, lets the disk
+ * catch up (server/db/sqlite-write-pace.ts): on SQLite its writes had kept the disk's queue full,
+ * and every other upload's sync waited behind them for seconds (bench/README.md, "Removing a
+ * large account on SQLite"). What that buys is timed in `npm run bench -- removal`; these hold
+ * the removal to waiting for it, and the wait to syncing what SQLite wrote.
+ */
 describe.each(DIALECTS)('an account removal paced between its batches on %s', (dialect) => {
   let t: TestApp;
   afterEach(async () => {
