@@ -28,10 +28,10 @@ describe('doomed keys on SQLite', () => {
   /** Keys as the store makes them: random, so doomed in an order unrelated to their own. */
   const keyOf = (i: number) => crypto.createHash('sha256').update(`doomed ${i}`).digest('hex').slice(0, 32);
 
-  async function doom(db: Database, from: number, n: number) {
-    // 500 a statement, as an account's removal dooms a batch of its files (users.repository.ts).
-    for (let start = from; start < from + n; start += 500) {
-      const rows = Array.from({ length: Math.min(500, from + n - start) }, (_, k) => ({
+  /** Dooms keys 0 … n − 1, 500 a statement, as an account's removal dooms a batch of its files (users.repository.ts). */
+  async function doom(db: Database, n: number) {
+    for (let start = 0; start < n; start += 500) {
+      const rows = Array.from({ length: Math.min(500, n - start) }, (_, k) => ({
         storage_key: keyOf(start + k),
         previews: '[]',
         kind: 'file' as const,
@@ -48,7 +48,7 @@ describe('doomed keys on SQLite', () => {
     try {
       const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
       expect((await migrator.migrateTo('2026-12-04-10-file-deletes-per-statement')).error).toBeUndefined();
-      await doom(handle.db, 0, 1_200);
+      await doom(handle.db, 1_200);
       await handle.db.insertInto('doomed_bytes').values({ storage_key: 'an-upload', previews: null, kind: 'upload', doomed_at: 1_700_000_000 }).execute();
       const before = await doomedRows(handle.db);
       expect(before).toHaveLength(1_201);
@@ -69,7 +69,7 @@ describe('doomed keys on SQLite', () => {
     t = await createTestApp('sqlite');
     const db = t.deps.db;
     const KEYS = 3_000;
-    await doom(db, 0, KEYS);
+    await doom(db, KEYS);
     // Every page the reclaim changes is appended to the WAL at each commit: count them from an empty WAL.
     await sql`pragma wal_autocheckpoint = 0`.execute(db);
     expect((await sql<{ busy: number }>`pragma wal_checkpoint(truncate)`.execute(db)).rows[0]).toMatchObject({ busy: 0, log: 0 });
