@@ -4,6 +4,7 @@ import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database, type Dialect, type OpenOptions } from './db/index.ts';
 import { createCaptchaVerifier, type CaptchaVerifier } from './modules/auth/captcha.ts';
 import { MetadataPool, PREVIEW_LIMITS } from './modules/media/metadata-pool.ts';
+import { AccountRemovals, type AccountRemovalOptions } from './modules/users/account-removals.ts';
 import { PreviewQueue } from './modules/media/preview-queue.ts';
 import { SettingsService } from './modules/settings/settings.service.ts';
 import { assertStorageReady, createStorage, type Storage } from './storage/index.ts';
@@ -31,6 +32,8 @@ export interface Deps {
   metadata: MetadataPool;
   /** Makes WebP previews of listed images in the background (issue 11 item 9). */
   previews: PreviewQueue;
+  /** Removes the accounts admins removed, after the answer when they are large (spec §4 admin/set/remove). */
+  accountRemovals: AccountRemovals;
   close(): Promise<void>;
 }
 
@@ -48,6 +51,8 @@ export interface DepsOverrides {
   uploadLeaseMs?: number;
   /** Tests only: a fresh key prefix, so runs sharing one Redis don't count each other's requests. */
   rateLimitNamespace?: string;
+  /** Tests only: hold a removal between its batches, or answer it sooner. */
+  accountRemovals?: AccountRemovalOptions;
 }
 
 /** Design §7: a chunk's writer renews its lease every 3 s; a writer silent for 15 s is presumed dead. */
@@ -98,6 +103,15 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const metadata = new MetadataPool();
   const previewReaders = new MetadataPool(PREVIEW_LIMITS);
   const previews = new PreviewQueue(handle.db, storage, previewReaders, log);
+  const accountRemovals = new AccountRemovals(
+    { db: handle.db, dialect: handle.dialect, storage },
+    {
+      log: (message, err) => {
+        if (config.logLevel !== 'silent') console.error(message, err ?? '');
+      },
+      ...overrides.accountRemovals,
+    },
+  );
   return {
     config,
     db: handle.db,
@@ -111,7 +125,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     rateLimitNamespace: overrides.rateLimitNamespace ?? RATE_LIMIT_NAMESPACE,
     metadata,
     previews,
+    accountRemovals,
     close: async () => {
+      // A removal stops between two batches, its account left marked for the next start.
+      await accountRemovals.stop();
       // The queue stops taking work first; ending the readers then ends the job it is waiting on.
       const queueStopped = previews.close();
       await Promise.all([metadata.close(), previewReaders.close()]);

@@ -1,4 +1,8 @@
+import crypto from 'node:crypto';
 import type { Database } from './db/index.ts';
+
+/** This process, as a lease holder. */
+export const PROCESS_HOLDER = crypto.randomUUID();
 
 /**
  * Takes the lease of job `name` for `seconds` when nobody holds it (or the holder's lease ran
@@ -18,4 +22,15 @@ export async function takeLease(db: Database, name: string, holder: string, now:
     .returning('holder')
     .executeTakeFirst();
   return taken?.holder === holder;
+}
+
+/** Extends a lease its holder still has; false when it ran out and another process took it. */
+export async function renewLease(db: Database, name: string, holder: string, now: number, seconds: number): Promise<boolean> {
+  const renewed = await db.updateTable('job_leases').set({ expires_at: now + seconds }).where('name', '=', name).where('holder', '=', holder).executeTakeFirst();
+  return Number(renewed.numUpdatedRows) > 0;
+}
+
+/** Ends a lease early, so work left by a process that stops is taken up at once by the next. */
+export async function releaseLease(db: Database, name: string, holder: string): Promise<void> {
+  await db.updateTable('job_leases').set({ expires_at: 0 }).where('name', '=', name).where('holder', '=', holder).execute();
 }

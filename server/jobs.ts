@@ -1,6 +1,5 @@
-import crypto from 'node:crypto';
 import type { Deps } from './deps.ts';
-import { takeLease } from './job-lease.ts';
+import { PROCESS_HOLDER as HOLDER, takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
 import { discardUploadBytes } from './modules/files/upload.service.ts';
 import { backfillFileHashes } from './modules/files/file-hashes.ts';
@@ -32,9 +31,6 @@ export async function sweepExpiredUploads(deps: Deps, now: number = nowSeconds()
     }
   }
 }
-
-/** This process, as a lease holder. */
-const HOLDER = crypto.randomUUID();
 
 /**
  * The sweep, run by whichever api process takes the period's lease first (issue 10: once across
@@ -68,7 +64,10 @@ export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
   const tick = () => {
-    running = leasedSweep(deps)
+    // Accounts whose removal a stopped or crashed process left midway (users/account-removals.ts).
+    running = deps.accountRemovals
+      .drain()
+      .then(() => leasedSweep(deps))
       .catch((err: unknown) => console.error('upload sweep failed', err))
       .then(() => leasedReclaim(deps, () => stopped))
       .catch((err: unknown) => console.error('reclaiming doomed bytes failed', err))
@@ -83,6 +82,7 @@ export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   return async () => {
     clearInterval(timer);
     stopped = true;
+    await deps.accountRemovals.stop();
     await running;
   };
 }

@@ -19,6 +19,8 @@ export interface UsersTable {
   role: string;
   banned: number;
   time_created: number;
+  /** Set when an admin removes the account; the row goes once its files have (users/account-removals.ts). */
+  removing_since?: number | null;
 }
 
 export interface SessionsTable {

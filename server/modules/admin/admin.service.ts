@@ -3,9 +3,9 @@ import { MIME_PATTERN } from '../../../contract/admin.ts';
 import type { Deps } from '../../deps.ts';
 import { badRequest, forbidden, notFound } from '../../http/errors.ts';
 import { revokeUserSessions, type Caller } from '../auth/caller.repository.ts';
-import { reclaimDoomedBytes, reclaimInBackground } from '../files/doomed-bytes.ts';
-import { deleteUser, listUsers, setBanned, updateRole, type UserListQuery } from '../users/users.repository.ts';
-import { requireUser, setPassword } from '../users/users.service.ts';
+import { markForRemoval, settlesWithin } from '../users/account-removals.ts';
+import { listUsers, setBanned, updateRole, type UserListQuery } from '../users/users.repository.ts';
+import { USER_NOT_FOUND, requireUser, setPassword } from '../users/users.service.ts';
 import { addMimeTypes, deleteMimeType, listRoles } from './admin.repository.ts';
 
 const ROLE_ORDER = ['default', 'trusted', 'mod', 'admin'];
@@ -103,19 +103,16 @@ export async function resetPassword(deps: Deps, caller: Caller, userId: string, 
   await setPassword(deps, userId, newPassword, target.id === caller.id ? caller.sessionId : null);
 }
 
-/** Objects of a removed account deleted before the answer; a larger account's go on in the background. */
-const RECLAIMED_BEFORE_ANSWER = 1_000;
-
 /**
- * Deletes the user (rows cascade) and then their bytes. The rows go with their keys listed in
- * doomed_bytes by the same transaction (files/doomed-bytes.ts), so a crash or a store that is
- * down in between delays the bytes' deletion instead of leaving them in the store for good; an
- * account of a million files is not a million deletes in flight at once.
+ * Marks the user for removal — signed out, API keys gone, hidden from lists, sign-in and every
+ * admin action — then waits for the removal while it is quick (users/account-removals.ts): the
+ * rows go a batch at a time with their keys listed in doomed_bytes by the same transaction
+ * (files/doomed-bytes.ts), so a crash delays the bytes' deletion instead of leaving them in the
+ * store for good. A larger account is answered for while its removal goes on.
  */
 export async function removeUser(deps: Deps, caller: Caller, userId: string, log: FastifyBaseLogger): Promise<void> {
   await requireActionableTarget(deps, caller, userId, 'delete');
-  await deleteUser(deps.db, deps.dialect, userId);
-  const pass = await reclaimDoomedBytes(deps, { limit: RECLAIMED_BEFORE_ANSWER });
-  if (pass.failed > 0) log.warn({ userId, failed: pass.failed, reason: pass.firstError }, 'the store refused to delete some bytes of a removed user; they are tried again later');
-  if (pass.more) void reclaimInBackground(deps, (message, err) => log.warn({ userId, reason: err }, message));
+  // Two admins removing the same account at once: the second finds it gone (404) or marked.
+  if (!(await markForRemoval(deps.db, userId))) throw notFound(USER_NOT_FOUND);
+  if (!(await settlesWithin(deps.accountRemovals.drain(), deps.accountRemovals.answerWithinMs))) log.info({ userId }, 'the account is hidden; its removal goes on after the answer');
 }

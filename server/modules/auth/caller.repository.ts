@@ -19,6 +19,7 @@ export async function findCallerBySessionToken(db: Database, token: string): Pro
     .innerJoin('users', 'users.id', 'sessions.user_id')
     .select([...userColumns, 'sessions.id as session_id'])
     .where('sessions.token_hash', '=', sha256Hex(token))
+    .where('users.removing_since', 'is', null)
     .executeTakeFirst();
   if (!row) return null;
   return { id: row.id, username: row.username, role: row.role as Caller['role'], banned: row.banned === 1, via: 'session', sessionId: row.session_id };
@@ -30,6 +31,8 @@ export async function findCallerByApiKey(db: Database, key: string): Promise<Cal
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .select(userColumns)
     .where('api_keys.key', '=', key)
+    // An account being removed lost its sessions and keys when marked; one made in that moment is refused too.
+    .where('users.removing_since', 'is', null)
     .executeTakeFirst();
   if (!row) return null;
   return { id: row.id, username: row.username, role: row.role as Caller['role'], banned: row.banned === 1, via: 'apikey', sessionId: null };

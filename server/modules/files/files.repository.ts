@@ -119,7 +119,8 @@ export async function siteTotals(db: Database): Promise<{ all: Bucket; photos: B
     ])
     .groupBy('kind');
   const rows = await readBig(db, byKind, Number(kept?.file_count ?? 0));
-  const users = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  // Accounts being removed are no longer the site's (users/account-removals.ts).
+  const users = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('removing_since', 'is', null).executeTakeFirstOrThrow();
   const pick = (kind: string): Bucket => {
     const r = rows.find((x) => x.kind === kind);
     return { count: Number(r?.count ?? 0), size: Number(r?.size ?? 0) };

@@ -15,13 +15,22 @@ export interface UserRow {
 
 const columns = ['id', 'username', 'password_hash', 'role', 'banned', 'time_created'] as const;
 
-export function findUserById(db: Database, id: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').select(columns).where('id', '=', id).executeTakeFirst();
+/** Accounts being removed (users/account-removals.ts) are found by no lookup: nobody signs in to one or acts on it. */
+function liveUsers(db: Database) {
+  return db.selectFrom('users').where('removing_since', 'is', null);
 }
 
-/** Usernames are unique without regard to case (design §6), so lookups go through the lower-cased copy. */
+export function findUserById(db: Database, id: string): Promise<UserRow | undefined> {
+  return liveUsers(db).select(columns).where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Usernames are unique without regard to case (design §6), so lookups go through the lower-cased
+ * copy. An account being removed holds its name until its row goes: the unique index still says
+ * "taken" to a registration or a rename, as for any other account.
+ */
 export function findUserByUsername(db: Database, username: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').select(columns).where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
+  return liveUsers(db).select(columns).where('username_lower', '=', username.toLowerCase()).executeTakeFirst();
 }
 
 export async function insertUser(db: Database, user: UserRow): Promise<void> {
@@ -108,7 +117,7 @@ export interface UserListQuery {
 const roleRank = sql<number>`case users.role when 'admin' then 0 when 'mod' then 1 when 'trusted' then 2 else 3 end`;
 
 export async function listUsers(db: Database, q: UserListQuery): Promise<{ rows: Omit<UserRow, 'password_hash'>[]; total: number }> {
-  let base = db.selectFrom('users');
+  let base = liveUsers(db);
   if (q.query !== '') base = base.where(containsInsensitive(sql.ref('users.username'), q.query));
   if (q.roleFilter !== '') base = base.where('users.role', '=', q.roleFilter);
   if (q.showBannedOnly) base = base.where('users.banned', '=', 1);
