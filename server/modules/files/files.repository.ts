@@ -68,6 +68,7 @@ export async function listFiles(db: Database, q: FileQuery): Promise<{ rows: Fil
   return { rows: await pageRows(db, q, pageIdsQuery(db, q)), total };
 }
 
+/** The file the files host serves under a name; an account being removed serves none (users/account-removals.ts). */
 export async function findFileByActualName(db: Database, actualName: string): Promise<FileRow | undefined> {
   const row = await db
     .selectFrom('files')
@@ -75,6 +76,7 @@ export async function findFileByActualName(db: Database, actualName: string): Pr
     .selectAll('files')
     .select('users.username')
     .where('files.actual_name', '=', actualName)
+    .where('users.removing_since', 'is', null)
     .executeTakeFirst();
   return row ? normalize(row) : undefined;
 }

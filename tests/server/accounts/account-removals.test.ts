@@ -47,7 +47,7 @@ describe.each(DIALECTS)('account removals on %s', (dialect) => {
   const held = async (key: string) => (await t.deps.storage.stat(key)) !== null;
   const admin = (path: string, body: Record<string, unknown> = {}) => t.call(path, body, { token: t.admin.token });
 
-  it('answers before a large account is gone, the account signed out and hidden at once, and goes on to the end after the answer', async () => {
+  it('answers before a large account is gone, the account signed out, hidden and its files unserved at once, and goes on to the end after the answer', async () => {
     const hold = heldAfterFirstBatch();
     t = await createTestApp(dialect, {}, { accountRemovals: { answerWithinMs: 100, between: hold.between } });
     const u = await t.createUser({ username: 'LeavingSoon' });
@@ -73,6 +73,11 @@ describe.each(DIALECTS)('account removals on %s', (dialect) => {
     expect(((await admin('/api/v1/admin/get/allstats')).body as { stats: { totalUsers: number } }).stats.totalUsers).toBe(usersBefore.stats.totalUsers - 1);
     expect((await admin('/api/v1/admin/set/ban', { userId: u.id })).status).toBe(404);
     expect(await admin('/api/v1/admin/set/remove', { userId: u.id })).toMatchObject({ status: 404, body: { success: false, error: 'User not found.' } });
+    // Its files are no longer served, though a row and its bytes are still there.
+    const waiting = await t.deps.db.selectFrom('files').select(['actual_name', 'storage_key']).where('user_id', '=', u.id).executeTakeFirstOrThrow();
+    await t.deps.storage.writeAt(waiting.storage_key, 0, Readable.from([Buffer.from('hello')]));
+    await t.deps.storage.finalize(waiting.storage_key, 5);
+    expect((await t.files.inject({ method: 'GET', url: `/${waiting.actual_name}` })).statusCode).toBe(404);
     // Its name stays taken until the row goes.
     const register = await t.call('/api/v1/auth/register', { username: 'leavingsoon', password: 'password-1', invitekey: t.inviteKey });
     expect(register.status).toBe(409);
