@@ -65,6 +65,9 @@ interface ActionsProps {
 export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
   const confirm = useConfirm();
   const [sheet, setSheet] = useState(false);
+  // A large account's removal is answered after up to 10 s (server users/account-removals.ts):
+  // meanwhile the row says so and offers nothing more, so a second tap does not ask again.
+  const [deleting, setDeleting] = useState(false);
   const verb = user.banned ? 'unban' : 'ban';
 
   const toggleBan = async () => {
@@ -84,11 +87,14 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
 
   const remove = async () => {
     if (!(await confirm(`Delete the account ${user.username}? This cannot be undone.`, { confirmLabel: 'Delete', danger: true }))) return;
+    setDeleting(true);
     try {
       await call<typeof adminRemoveUser>('/api/v1/admin/set/remove', { userId: user._id });
       notifySuccess(`${user.username} has been deleted.`);
     } catch (err) {
       notifyError(errorMessage(err, GENERAL_FAILURE));
+    } finally {
+      setDeleting(false);
     }
     onChanged();
   };
@@ -96,8 +102,8 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
   return (
     <>
     {/* On a phone the row stays compact: one button opens the actions in a sheet (issue 11 item 11). */}
-    <button type="button" className="btn btn-small admin-actions-more" aria-haspopup="dialog" onClick={() => setSheet(true)} aria-label={`Actions for ${user.username}`}>
-      Actions
+    <button type="button" className="btn btn-small admin-actions-more" aria-haspopup="dialog" onClick={() => setSheet(true)} disabled={deleting} aria-label={`Actions for ${user.username}`}>
+      {deleting ? 'Deleting…' : 'Actions'}
     </button>
     {sheet && (
       <ActionSheet
@@ -113,17 +119,17 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
       />
     )}
     <div className="admin-actions admin-actions-inline">
-      <button type="button" className="btn btn-small" onClick={() => void toggleBan()} disabled={isSelf} aria-label={`${user.banned ? 'Unban' : 'Ban'} ${user.username}`}>
+      <button type="button" className="btn btn-small" onClick={() => void toggleBan()} disabled={isSelf || deleting} aria-label={`${user.banned ? 'Unban' : 'Ban'} ${user.username}`}>
         {user.banned ? 'Unban' : 'Ban'}
       </button>
-      <button type="button" className="btn btn-small" onClick={() => onEdit('rename')} aria-label={`Rename ${user.username}`}>
+      <button type="button" className="btn btn-small" onClick={() => onEdit('rename')} disabled={deleting} aria-label={`Rename ${user.username}`}>
         Rename
       </button>
-      <button type="button" className="btn btn-small" onClick={() => onEdit('password')} aria-label={`Reset password of ${user.username}`}>
+      <button type="button" className="btn btn-small" onClick={() => onEdit('password')} disabled={deleting} aria-label={`Reset password of ${user.username}`}>
         Reset password
       </button>
-      <button type="button" className="btn btn-small btn-danger" onClick={() => void remove()} disabled={isSelf} aria-label={`Delete ${user.username}`}>
-        Delete
+      <button type="button" className="btn btn-small btn-danger" onClick={() => void remove()} disabled={isSelf || deleting} aria-label={`Delete ${user.username}`}>
+        {deleting ? 'Deleting…' : 'Delete'}
       </button>
     </div>
     </>

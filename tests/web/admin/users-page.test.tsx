@@ -1,7 +1,7 @@
 import { describe, expect, it, vi, beforeEach } from 'vitest';
 import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { notifyError } from '../../../src/lib/notify.ts';
+import { notifyError, notifySuccess } from '../../../src/lib/notify.ts';
 import { BAN_FAILURE } from '../../../src/features/admin/user-actions.tsx';
 import { fakeServer, refusal } from './api-mock.ts';
 import { renderAdmin } from './render-admin.tsx';
@@ -84,6 +84,28 @@ describe('admin users screen', () => {
     await userEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Ban' }));
     await waitFor(() => expect(notifyError).toHaveBeenCalledWith(BAN_FAILURE));
     expect(BAN_FAILURE).toBe('An internal error has occurred. Please create a support ticket for assistance.');
+  });
+
+  it('shows a deletion under way on its row, offers nothing more there meanwhile and asks the server once', async () => {
+    // A large account is answered for after up to 10 s (server users/account-removals.ts).
+    let answer!: () => void;
+    const server = serve({ '/api/v1/admin/set/remove': () => new Promise((resolve) => (answer = () => resolve({ success: true }))) });
+    renderAdmin('/admin/users', ADMIN);
+    await userEvent.click(await screen.findByRole('button', { name: 'Delete bob' }));
+    await userEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Delete' }));
+    const remove = screen.getByRole('button', { name: 'Delete bob' });
+    await waitFor(() => expect(remove).toBeDisabled());
+    expect(remove).toHaveTextContent('Deleting…');
+    for (const name of ['Ban bob', 'Rename bob', 'Reset password of bob', 'Actions for bob']) expect(screen.getByRole('button', { name })).toBeDisabled();
+    expect(screen.getByRole('button', { name: 'Delete eve' })).toBeEnabled();
+    await userEvent.click(remove);
+    expect(server.calls.filter((c) => c.path === '/api/v1/admin/set/remove')).toHaveLength(1);
+
+    answer();
+    await waitFor(() => expect(notifySuccess).toHaveBeenCalledWith('bob has been deleted.'));
+    // The list is asked again; this fake still lists bob, whose row offers its actions again.
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Delete bob' })).toBeEnabled());
+    expect(server.calls.filter((c) => c.path === '/api/v1/admin/get/users').length).toBeGreaterThan(1);
   });
 
   it('sends the filters, 8 per page, and starts again at page 1 when one changes', async () => {
