@@ -77,8 +77,9 @@ export class AccountRemovals {
     try {
       while (this.again && !this.stopped) {
         this.again = false;
-        // Nothing marked (every start and period): no lease written.
-        if ((await nextMarked(this.deps.db)) === null) return;
+        // Nothing marked (every start and period): no lease written. An account marked while
+        // this looked has asked again (`again`), and is looked for once more.
+        if ((await nextMarked(this.deps.db)) === null) continue;
         if (!(await takeLease(this.deps.db, LEASE, this.holder, nowSeconds(), LEASE_SECONDS))) return;
         try {
           if (!(await this.removeMarked())) return;
