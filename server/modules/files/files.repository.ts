@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Database } from '../../db/index.ts';
 import type { FilesTable } from '../../db/schema.ts';
 import { OFF_THREAD_ROWS, readBig, startReadingOffThread } from '../../db/sqlite-off-thread.ts';
+import { liveUsers } from '../users/users.repository.ts';
 import { deleteFilesDooming } from './doomed-bytes.ts';
 import { isPostgres } from './file-filters.ts';
 import { adoptKeptAnchors, anchoredPageIds, listOfKey } from './list-anchors.ts';
@@ -122,7 +123,7 @@ export async function siteTotals(db: Database): Promise<{ all: Bucket; photos: B
     .groupBy('kind');
   const rows = await readBig(db, byKind, Number(kept?.file_count ?? 0));
   // Accounts being removed are no longer the site's (users/account-removals.ts).
-  const users = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('removing_since', 'is', null).executeTakeFirstOrThrow();
+  const users = await liveUsers(db).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const pick = (kind: string): Bucket => {
     const r = rows.find((x) => x.kind === kind);
     return { count: Number(r?.count ?? 0), size: Number(r?.size ?? 0) };

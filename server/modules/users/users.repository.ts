@@ -16,7 +16,7 @@ export interface UserRow {
 const columns = ['id', 'username', 'password_hash', 'role', 'banned', 'time_created'] as const;
 
 /** Accounts being removed (users/account-removals.ts) are found by no lookup: nobody signs in to one or acts on it. */
-function liveUsers(db: Database) {
+export function liveUsers(db: Database) {
   return db.selectFrom('users').where('removing_since', 'is', null);
 }
 
