@@ -88,16 +88,20 @@ export class AccountRemovals {
         }
       }
     } catch (err) {
-      this.log('removing an account failed; it is tried again by the next run', err);
+      this.log('the account removals stopped on an error; the next run goes on', err);
     } finally {
       this.running = null;
     }
   }
 
-  /** The marked accounts, oldest mark first; false when paused midway. */
+  /**
+   * The marked accounts, oldest mark first; false when paused midway. One whose removal fails is
+   * left marked (hidden) for the next run, and the accounts marked after it go on meanwhile.
+   */
   private async removeMarked(): Promise<boolean> {
     let removed = 0;
-    for (let id = await nextMarked(this.deps.db); id !== null; id = await nextMarked(this.deps.db)) {
+    const failed = new Set<string>();
+    for (let id = await nextMarked(this.deps.db, failed); id !== null; id = await nextMarked(this.deps.db, failed)) {
       try {
         await deleteUser(this.deps.db, this.deps.dialect, id, async (db) => {
           await this.between(db);
@@ -105,7 +109,9 @@ export class AccountRemovals {
         });
       } catch (err) {
         if (err instanceof RemovalPaused) return false;
-        throw err;
+        failed.add(id);
+        this.log(`removing account ${id} failed; it stays hidden and is tried again by the next run`, err);
+        continue;
       }
       removed += 1;
     }
@@ -132,8 +138,11 @@ export async function markForRemoval(db: Database, userId: string, now = nowSeco
   });
 }
 
-async function nextMarked(db: Database): Promise<string | null> {
-  const row = await db.selectFrom('users').select('id').where('removing_since', 'is not', null).orderBy('removing_since').orderBy('id').limit(1).executeTakeFirst();
+/** The account marked first, leaving out those whose removal failed in this run. */
+async function nextMarked(db: Database, failed: ReadonlySet<string> = new Set()): Promise<string | null> {
+  let q = db.selectFrom('users').select('id').where('removing_since', 'is not', null);
+  if (failed.size > 0) q = q.where('id', 'not in', [...failed]);
+  const row = await q.orderBy('removing_since').orderBy('id').limit(1).executeTakeFirst();
   return row?.id ?? null;
 }
 

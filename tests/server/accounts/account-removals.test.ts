@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../server/db/index.ts';
 import { startBackgroundJobs } from '../../../server/jobs.ts';
@@ -122,6 +123,43 @@ describe.each(DIALECTS)('account removals on %s', (dialect) => {
       await stopJobs();
     }
   });
+
+  it('an account whose removal fails stays hidden and does not hold up the accounts removed after it', async () => {
+    const logged: string[] = [];
+    t = await createTestApp(dialect, {}, { accountRemovals: { log: (message) => void logged.push(message) } });
+    const stuck = await t.createUser();
+    const next = await t.createUser();
+    await filesOf(stuck, 30, 'stuck');
+    await filesOf(next, 30, 'after');
+    // A database that refuses to delete the first account's row (a real error from the database).
+    await refuseDeleting(stuck.id);
+    expect(await markForRemoval(t.deps.db, stuck.id, nowSeconds() - 60)).toBe(true);
+
+    expect(await admin('/api/v1/admin/set/remove', { userId: next.id })).toMatchObject({ status: 200, body: { success: true } });
+    expect(await userRow(next.id)).toBeUndefined();
+    expect(await held('after-key-0')).toBe(false);
+    expect((await userRow(stuck.id))?.removing_since).not.toBeNull();
+    expect((await t.call('/api/v1/auth/login', { username: stuck.username, password: stuck.password })).status).toBe(401);
+    expect(logged).toEqual([expect.stringContaining(`removing account ${stuck.id} failed`)]);
+
+    // Once the database lets it, the next run removes it.
+    await allowDeleting();
+    await t.deps.accountRemovals.drain();
+    expect(await userRow(stuck.id)).toBeUndefined();
+    expect(await filesLeft(stuck.id)).toBe(0);
+  });
+
+  async function refuseDeleting(userId: string) {
+    if (dialect === 'postgres') {
+      await sql`create function refuse_user_delete() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(t.deps.db);
+      await sql.raw(`create trigger refuse_user_delete before delete on users for each row when (old.id = '${userId}') execute function refuse_user_delete()`).execute(t.deps.db);
+    } else {
+      await sql.raw(`create trigger refuse_user_delete before delete on users when old.id = '${userId}' begin select raise(abort, 'refused'); end`).execute(t.deps.db);
+    }
+  }
+  async function allowDeleting() {
+    await sql.raw(dialect === 'postgres' ? 'drop trigger refuse_user_delete on users' : 'drop trigger refuse_user_delete').execute(t.deps.db);
+  }
 
   it('a process that died midway holds the removal only until its lease runs out', async () => {
     t = await createTestApp(dialect);
