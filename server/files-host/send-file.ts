@@ -12,26 +12,41 @@ import type { ServerResponse } from 'node:http';
  * so a steady download allocates nothing.
  */
 
-/** One read: few system calls and event-loop turns per GiB, and little held per download. */
+/** A download's pieces (one read, one write to the socket) once several run at once: 1.5 MiB held per download. */
 export const PIECE_BYTES = 512 * 1024;
+/**
+ * The pieces of the first few downloads running at once. A probe serving 512 MiB from the page
+ * cache to curl on loopback, piece sizes alternated (bench/README.md): 2 MiB served 1,330–1,570
+ * MiB/s, 512 KiB 1,130–1,160, 1 MiB 1,000–1,330, 4 MiB and 8 MiB less again. Fewer, larger
+ * writes let the socket take more per system call; past 2 MiB a piece outgrows the CPU's caches.
+ */
+export const LARGE_PIECE_BYTES = 2 * 1024 * 1024;
+/**
+ * Downloads at once that read in large pieces (24 MiB in all); the rest read in small ones, so
+ * many slow clients at once hold no more than before. A quiet host's downloads are all large.
+ */
+export const LARGE_DOWNLOADS = 4;
 /** Buffers one download reads into: one being filled while the others are being written. */
 const IN_FLIGHT = 3;
-/** Buffers kept between downloads; the rest of a burst goes back to the system. */
-const MAX_SPARE = 16;
+/** Buffers kept between downloads, by size (8 MiB and 12 MiB at most); the rest of a burst goes back to the system. */
+const spare = new Map<number, { kept: Buffer[]; max: number }>([
+  [PIECE_BYTES, { kept: [], max: 16 }],
+  [LARGE_PIECE_BYTES, { kept: [], max: 6 }],
+]);
+let largeDownloads = 0;
 
-const spare: Buffer[] = [];
-
-function take(): Buffer {
-  return spare.pop() ?? Buffer.allocUnsafeSlow(PIECE_BYTES);
+function take(size: number): Buffer {
+  return spare.get(size)!.kept.pop() ?? Buffer.allocUnsafeSlow(size);
 }
 
 function giveBack(buf: Buffer): void {
-  if (spare.length < MAX_SPARE) spare.push(buf);
+  const pool = spare.get(buf.length)!;
+  if (pool.kept.length < pool.max) pool.kept.push(buf);
 }
 
 /** Buffers held for the next downloads (for tests: a finished download returns its own). */
 export function spareBuffers(): number {
-  return spare.length;
+  return [...spare.values()].reduce((n, pool) => n + pool.kept.length, 0);
 }
 
 /**
@@ -49,6 +64,10 @@ export function sendFile(fd: number, res: ServerResponse, range: { start: number
   let writing = 0;
   let stopped = false;
   let closed = false;
+  // A body of more than one large piece takes large ones while few downloads do (LARGE_DOWNLOADS).
+  const large = end - next + 1 > LARGE_PIECE_BYTES && largeDownloads < LARGE_DOWNLOADS;
+  const piece = large ? LARGE_PIECE_BYTES : PIECE_BYTES;
+  if (large) largeDownloads += 1;
 
   const closeFd = () => {
     if (closed || reading) return;
@@ -58,6 +77,7 @@ export function sendFile(fd: number, res: ServerResponse, range: { start: number
   const stop = (err?: Error) => {
     if (stopped) return;
     stopped = true;
+    if (large) largeDownloads -= 1;
     for (const buf of free.splice(0)) giveBack(buf);
     closeFd();
     if (err) res.destroy(err);
@@ -76,9 +96,9 @@ export function sendFile(fd: number, res: ServerResponse, range: { start: number
       }
       return;
     }
-    const buf = free.pop() ?? (writing < IN_FLIGHT ? take() : null);
+    const buf = free.pop() ?? (writing < IN_FLIGHT ? take(piece) : null);
     if (!buf) return;
-    const want = Math.min(PIECE_BYTES, end - next + 1);
+    const want = Math.min(piece, end - next + 1);
     reading = true;
     fs.read(fd, buf, 0, want, next, (err, n) => {
       reading = false;
