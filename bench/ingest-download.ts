@@ -280,15 +280,14 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
     const s3Name = s3 ? `${s3.server.filesUrl}/${s3.url.split('/').pop()}` : null;
     const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
-    // Server CPU per GiB sent: Node's read-then-write path keeps its process busy for as long as
-    // the download lasts, where nginx's sendfile leaves the copying to the receiving side.
+    // Server CPU per GiB sent: Node's read-then-write path copies every byte into the process and
+    // out again, where nginx's sendfile hands the page cache's pages to the socket.
     const dlCpu = { stash: [] as number[], nginx: [] as number[], floor: [] as number[] };
     const metered = (samples: number[], read: () => number, u: string) => () => withCpu([[samples, read]], rate(u));
     const perGiB = (samples: number[]) => (canMeasureCpu ? `; CPU ${(median(samples) / (SIZE / MB / 1024)).toFixed(2)} s per GiB` : '');
     const floorName = `${floor.url}/file.bin`;
     for (const u of [stashName, `${nginx.url}/file.bin`, floorName, s3Name]) if (u) await timeGet(u);
-    // The Node floor beside nginx: how much of nginx's lead is Node's read-then-write path, which
-    // copies every byte twice where nginx's sendfile hands the page cache's pages to the socket.
+    // The Node floor beside nginx: how much of nginx's lead any Node server gives up.
     const dl = await interleave(
       {
         stash: metered(dlCpu.stash, () => processCpu(server.pid), stashName),

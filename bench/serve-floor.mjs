@@ -6,7 +6,8 @@
 // honoured; the bytes read and written, a body of one piece in the same write as the headers.
 // No router, no database, no rate limiter, no headers beyond the four a client needs.
 // What separates it from nginx on the Range and 4 kB rows is Node's cost per connection and per
-// request on this machine, which every Node server pays (bench/README.md).
+// request on this machine, and on the download row Node's copying of every byte through the
+// process (no sendfile), which every Node server pays (bench/README.md).
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
