@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../tests/helpers/free-port.ts';
+import { startNginx as startNginxIn } from '../tests/helpers/nginx.ts';
 
 export interface Anchor {
   url: string;
@@ -31,22 +31,7 @@ const stopper = (child: ChildProcess) => async () => {
 };
 
 /** Debian's nginx serving `root` on a loopback high port, with its own configuration (sendfile, as shipped). */
-export async function startNginx(root: string, work: string): Promise<Anchor> {
-  const port = await freePort();
-  const conf = path.join(work, 'nginx.conf');
-  fs.writeFileSync(
-    conf,
-    `worker_processes auto; daemon off; pid ${work}/nginx.pid; error_log ${work}/error.log;
-events { worker_connections 1024; }
-http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; open_file_cache max=1000;
-  client_body_temp_path ${work}/body; proxy_temp_path ${work}/proxy; fastcgi_temp_path ${work}/fcgi; uwsgi_temp_path ${work}/uwsgi; scgi_temp_path ${work}/scgi;
-  server { listen 127.0.0.1:${port}; root ${root}; } }`,
-  );
-  const child = spawn('nginx', ['-c', conf, '-p', work], { stdio: 'ignore' });
-  const url = `http://127.0.0.1:${port}`;
-  await waitUp(url, child);
-  return { url, pid: child.pid ?? 0, stop: stopper(child) };
-}
+export const startNginx = (root: string, work: string): Promise<Anchor> => startNginxIn(work, (port) => `server { listen 127.0.0.1:${port}; root ${root}; }`);
 
 /** A Node anchor script of bench/ (tus-server.mjs, ingest-floor.mjs) storing into `directory`, in its own process. */
 async function startNodeAnchor(script: string, directory: string): Promise<Anchor> {

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SIZE } from '../contract/files.ts';
-import { curl, has, startIngestFloor, startNginx, startServeFloor, startTus } from './anchors.ts';
+import { curl, has, startIngestFloor, startNginx, startServeFloor, startTus, type Anchor } from './anchors.ts';
+import { filesHostServer, startNginx as startNginxIn } from '../tests/helpers/nginx.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { startS3Bench } from './s3-store.ts';
@@ -272,27 +273,49 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
   // `worker_processes auto` does (README "Configuration", FILES_PROCESSES), on the same data.
   let filesHost: BenchServer | null = null;
   let limited: BenchServer | null = null;
+  let handing: BenchServer | null = null;
+  let front: Anchor | null = null;
+  let proxy: Anchor | null = null;
   try {
     filesHost = await startServer({ STASH_ROLES: 'files', FILES_PROCESSES: String(FILES_PROCESSES) }, server.dataDir);
     // Rate limits on, as `npm start` runs (design §6), at a limit wrk stays under: every request
     // is counted and carries its x-ratelimit-* headers.
     limited = await startServer({ STASH_ROLES: 'files', RATE_LIMITS: 'on', FILES_RATE_LIMIT: '1000000' }, server.dataDir);
+    // nginx in front of a files host that hands it downloads (FILES_ACCEL_REDIRECT), both as
+    // README's "Deployment at scale" configures them, on the same data.
+    handing = await startServer({ STASH_ROLES: 'files', FILES_ACCEL_REDIRECT: ACCEL_PREFIX }, server.dataDir);
+    const frontWork = path.join(work, 'nginx-in-front');
+    fs.mkdirSync(frontWork);
+    const upstream = new URL(handing.filesUrl).host;
+    front = await startNginxIn(frontWork, (port) => filesHostServer({ port, upstream, filesDir: path.join(server.dataDir, 'storage', 'files'), prefix: ACCEL_PREFIX }));
+    // The same nginx block without the hand-over: what README's configuration gave before it,
+    // every byte copied by Stash and again by nginx's proxy.
+    const proxyWork = path.join(work, 'nginx-proxying');
+    fs.mkdirSync(proxyWork);
+    proxy = await startNginxIn(proxyWork, (port) => `server { listen 127.0.0.1:${port}; location / { proxy_pass http://${upstream}; proxy_buffering off; proxy_set_header Host $host; } }`);
+    const handingPid = handing.pid;
+    const frontName = `${front.url}/${url.split('/').pop()}`;
+    const proxyName = `${proxy.url}/${url.split('/').pop()}`;
     const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
     const s3Name = s3 ? `${s3.server.filesUrl}/${s3.url.split('/').pop()}` : null;
     const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
     // Server CPU per GiB sent: Node's read-then-write path copies every byte into the process and
     // out again, where nginx's sendfile hands the page cache's pages to the socket.
-    const dlCpu = { stash: [] as number[], nginx: [] as number[], floor: [] as number[] };
+    const dlCpu = { stash: [] as number[], nginx: [] as number[], floor: [] as number[], front: [] as number[], proxy: [] as number[] };
     const metered = (samples: number[], read: () => number, u: string) => () => withCpu([[samples, read]], rate(u));
     const perGiB = (samples: number[]) => (canMeasureCpu ? `; CPU ${(median(samples) / (SIZE / MB / 1024)).toFixed(2)} s per GiB` : '');
     const floorName = `${floor.url}/file.bin`;
-    for (const u of [stashName, `${nginx.url}/file.bin`, floorName, s3Name]) if (u) await timeGet(u);
+    const nginxName = `${nginx.url}/file.bin`;
+    for (const u of [stashName, nginxName, floorName, frontName, proxyName, s3Name]) if (u) await timeGet(u);
     // The Node floor beside nginx: how much of nginx's lead any Node server gives up.
     const dl = await interleave(
       {
         stash: metered(dlCpu.stash, () => processCpu(server.pid), stashName),
-        nginx: metered(dlCpu.nginx, () => cpuOfProgram('nginx'), `${nginx.url}/file.bin`),
+        nginx: metered(dlCpu.nginx, () => cpuOfProgram('nginx'), nginxName),
         floor: metered(dlCpu.floor, () => processCpu(floor.pid), floorName),
+        // Every nginx instance is counted; those not in use spend nothing meanwhile.
+        front: metered(dlCpu.front, () => processCpu(handingPid) + cpuOfProgram('nginx'), frontName),
+        proxy: metered(dlCpu.proxy, () => processCpu(handingPid) + cpuOfProgram('nginx'), proxyName),
         ...(s3Name ? { s3: rate(s3Name) } : {}),
       },
       options.quick ? 3 : 5,
@@ -304,13 +327,21 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
       baseline: `${rateSummary(dl.nginx!)}${perGiB(dlCpu.nginx)} / ${rateSummary(dl.floor!)}${perGiB(dlCpu.floor)}`,
       ratio: `${ratio(dl.stash!, dl.nginx!)}; ${ratio(dl.stash!, dl.floor!)} the floor, the floor ${ratio(dl.floor!, dl.nginx!)} nginx`,
     });
+    rows.push({
+      benchmark: `download ${(SIZE / MB).toFixed(0)} MiB through nginx in front of the files host (README's configuration, FILES_ACCEL_REDIRECT: Stash answers, nginx sends the bytes)`,
+      stash: `${rateSummary(dl.front!)}${perGiB(dlCpu.front)}`,
+      baselineName: 'nginx alone, same bytes / the same nginx proxying the files host, no hand-over',
+      baseline: `${rateSummary(dl.nginx!)}${perGiB(dlCpu.nginx)} / ${rateSummary(dl.proxy!)}${perGiB(dlCpu.proxy)}`,
+      ratio: `${ratio(dl.front!, dl.nginx!)} nginx alone; ${ratio(dl.front!, dl.proxy!)} the proxied files host`,
+    });
     if (s3) rows.push(s3Row(`download ${(SIZE / MB).toFixed(0)} MiB from S3 (moto), curl`, s3, dl.s3, dl.stash!));
 
     const range = await interleave(
       {
         stash: () => timeGet(stashName, `-${MB}`),
-        nginx: () => timeGet(`${nginx.url}/file.bin`, `-${MB}`),
-        floor: () => timeGet(`${floor.url}/file.bin`, `-${MB}`),
+        nginx: () => timeGet(nginxName, `-${MB}`),
+        floor: () => timeGet(floorName, `-${MB}`),
+        front: () => timeGet(frontName, `-${MB}`),
       },
       options.quick ? 15 : 40,
     );
@@ -322,18 +353,31 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
       ratio: `${(median(range.stash!) / median(range.nginx!)).toFixed(2)} × nginx's time; ${(median(range.stash!) / median(range.floor!)).toFixed(2)} × the floor's, the floor ${(median(range.floor!) / median(range.nginx!)).toFixed(2)} × nginx's`,
     });
 
+    rows.push({
+      benchmark: 'Range: last 1 MiB through nginx in front of the files host (FILES_ACCEL_REDIRECT)',
+      stash: timeSummary(range.front!),
+      baselineName: 'nginx alone',
+      baseline: timeSummary(range.nginx!),
+      ratio: `${(median(range.front!) / median(range.nginx!)).toFixed(2)} × nginx's time`,
+    });
+
     rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, `${floor.url}/small.bin`, filesHost, limited));
   } finally {
     await nginx.stop();
     await floor.stop();
     await filesHost?.stop();
     await limited?.stop();
+    await front?.stop();
+    await proxy?.stop();
+    await handing?.stop();
     fs.rmSync(small.dir, { recursive: true, force: true });
   }
   return rows;
 }
 
 const FILES_PROCESSES = os.availableParallelism();
+/** FILES_ACCEL_REDIRECT of the files host behind nginx, as README's configuration names it. */
+const ACCEL_PREFIX = '/_stash_files/';
 
 /**
  * 4 kB requests under wrk: Stash's files host as one process (the default), as one process per

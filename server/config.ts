@@ -49,6 +49,11 @@ export interface Config {
   filesRateLimit: number;
   /** Issue 9: processes serving the files host on its one port (server/files-processes.ts). */
   filesProcesses: number;
+  /**
+   * The proxy's internal location for stored files (files-host/accel-redirect.ts): downloads are
+   * handed to nginx with `X-Accel-Redirect` when it asks for that; null serves every byte here.
+   */
+  filesAccelRedirect: string | null;
   /** Issue 8 item 5: connections per client address per listener (0 = no cap; off behind a proxy). */
   maxConnectionsPerIp: number;
   /** Issue 8 item 5: the slowest request body accepted, bytes per second (0 = no check). */
@@ -217,6 +222,15 @@ export function loadConfig(env: Env = process.env): Config {
     else problems.push(`FILES_PROCESSES must be a whole number from 1 to ${MAX_FILES_PROCESSES}, or auto for one per core (got "${filesProcessesRaw}")`);
   }
 
+  const filesAccelRedirect = str('FILES_ACCEL_REDIRECT');
+  if (filesAccelRedirect !== null) {
+    // A path nginx matches as a location prefix and that needs no escaping in a header.
+    if (!/^\/((?!\.\.?\/)[A-Za-z0-9._~-]+\/)+$/.test(filesAccelRedirect)) {
+      problems.push(`FILES_ACCEL_REDIRECT must be a path that starts and ends with /, of letters, digits, ., _, ~ and - (no . or .. between slashes) (got "${filesAccelRedirect}")`);
+    }
+    if (driver !== 'local') problems.push('FILES_ACCEL_REDIRECT hands files on local disk to the proxy: leave it unset with STORAGE_DRIVER=s3');
+  }
+
   const contactEmail = str('CONTACT_EMAIL');
   if (contactEmail !== null && !/^[^\s@<>"]+@[^\s@<>"]+\.[^\s@<>"]+$/.test(contactEmail)) {
     problems.push(`CONTACT_EMAIL must be an e-mail address (got "${contactEmail}")`);
@@ -263,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     filesRateLimit: count('FILES_RATE_LIMIT', 1200, 1_000_000),
     filesProcesses,
+    filesAccelRedirect,
     // Behind a trusted proxy every socket comes from the proxy: a per-address cap would cap everyone.
     maxConnectionsPerIp: trustProxy === false ? count('MAX_CONNECTIONS_PER_IP', 64, 100_000) : count('MAX_CONNECTIONS_PER_IP', 0, 100_000),
     minBodyRate: count('MIN_BODY_RATE', 1024, 100_000_000),

@@ -6,6 +6,7 @@ import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
 import { contentDisposition, isActiveType, parseRange } from './http-headers.ts';
+import { accelTarget } from './accel-redirect.ts';
 import { registerPreviewRoute } from './previews-route.ts';
 import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
 import { sendFile } from './send-file.ts';
@@ -106,6 +107,14 @@ function answerCached(deps: Deps, meta: FileMeta, log: FastifyBaseLogger, req: I
     logLine();
     return true;
   }
+  const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, method, req.headers, meta.storageKey);
+  if (accel !== null) {
+    if (!deps.storage.existsNow?.(meta.storageKey)) return false;
+    res.writeHead(200, withLimit(accelHeaders(meta, accel), limited));
+    res.end();
+    logLine();
+    return true;
+  }
   // Opening is the existence check here. Only a file on this disk opens without a round trip
   // worth leaving to Fastify.
   const fd = orNull(() => deps.storage.openStoredNow?.(meta.storageKey));
@@ -187,6 +196,7 @@ async function serveFile(deps: Deps, cache: FileMetaCache, request: FastifyReque
 }
 
 type Answer =
+  | { status: 200; accel: string }
   | { status: 304 }
   | { status: 416 }
   | { status: 200 | 206; range: { start: number; end: number } | null; body: Readable | Buffer | { fd: number } | null };
@@ -214,6 +224,8 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
       throw err;
     }
   }
+  const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, request.method, request.headers, meta.storageKey);
+  if (accel !== null) return (await stillStored(deps, meta.storageKey)) ? { status: 200, accel } : 'gone';
   if (deps.storage.openStoredNow) {
     // Local disk: opening the file is the existence check, and costs nothing extra.
     const fd = deps.storage.openStoredNow(meta.storageKey);
@@ -233,13 +245,27 @@ function stillStored(deps: Deps, key: string): boolean | Promise<boolean> {
 function headersOf(meta: FileMeta, status: 200 | 206 | 304, range: { start: number; end: number } | null): Record<string, string> {
   if (status === 304) return meta.headers;
   if (status === 200 || !range) return meta.headers200;
-  return { ...meta.headers, 'content-range': `bytes ${range.start}-${range.end}/${meta.size}`, 'content-length': String(range.end - range.start + 1) };
+  // No Accept-Ranges on a part: the client already asks for ranges, and nginx, which sends the
+  // bytes of downloads handed to it (accel-redirect.ts), says it only on whole files.
+  const { 'accept-ranges': _onWholeFiles, ...headers } = meta.headers;
+  return Object.assign(headers, { 'content-range': `bytes ${range.start}-${range.end}/${meta.size}`, 'content-length': String(range.end - range.start + 1) });
+}
+
+/**
+ * A download handed to the proxy in front (accel-redirect.ts): this file's headers and where
+ * nginx finds its bytes, but no length and no `Accept-Ranges`, which nginx sends itself for the
+ * file it serves (passed on, this one would be said twice).
+ */
+function accelHeaders(meta: FileMeta, uri: string): Record<string, string> {
+  const { 'accept-ranges': _sentByNginx, ...headers } = meta.headers;
+  return Object.assign(headers, { 'x-accel-redirect': uri });
 }
 
 function send(reply: FastifyReply, meta: FileMeta, answer: Answer) {
   if (answer.status === 416) {
     return reply.status(416).headers(meta.headers).header('content-range', `bytes */${meta.size}`).type('application/json').send({ success: false, error: 'Requested range not satisfiable.' });
   }
+  if ('accel' in answer) return reply.status(200).headers(accelHeaders(meta, answer.accel)).send();
   const range = answer.status === 304 ? null : answer.range;
   void reply.status(answer.status).headers(headersOf(meta, answer.status, range));
   if (answer.status === 304) return reply.send();

@@ -65,7 +65,11 @@ export class LocalStorage implements Storage {
   }
 
   private storedPath(key: string): string {
-    return path.join(this.filesDir, checkKey(key).slice(0, 2), key);
+    return path.join(this.filesDir, this.storedPathWithin(key));
+  }
+
+  storedPathWithin(key: string): string {
+    return `${checkKey(key).slice(0, 2)}/${key}`;
   }
 
   /**

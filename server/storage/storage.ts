@@ -70,6 +70,12 @@ export interface Storage {
    * Range request is a good part of the time to the first byte.
    */
   openStoredNow?(key: string): number | null;
+  /**
+   * Where a stored object lies under the store's `files/` folder (`<first two of key>/<key>`),
+   * for stores that are files on this machine: a proxy in front that reads that folder itself
+   * is pointed at it (files-host/accel-redirect.ts).
+   */
+  storedPathWithin?(key: string): string;
   /** Deletes a stored object. Missing keys are fine. */
   delete(key: string): Promise<void>;
   /** Whether the store answers (for /healthz). */

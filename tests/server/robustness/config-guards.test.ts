@@ -56,4 +56,18 @@ describe('configuration guards (issue 8 items 5, 11–13)', () => {
       expect(problemsOf({ FILES_PROCESSES: bad }), bad).toEqual([`FILES_PROCESSES must be a whole number from 1 to 64, or auto for one per core (got "${bad}")`]);
     }
   });
+
+  it('hands downloads to the proxy only at a location path it can name, and only from local disk', () => {
+    expect(loadConfig({ DATA_DIR: os.tmpdir() }).filesAccelRedirect).toBeNull();
+    expect(loadConfig({ DATA_DIR: os.tmpdir(), FILES_ACCEL_REDIRECT: '/_stash_files/' }).filesAccelRedirect).toBe('/_stash_files/');
+    for (const bad of ['_stash_files/', '/_stash_files', '/', '/a b/', '/a//', '/../', '/a/./']) {
+      expect(problemsOf({ FILES_ACCEL_REDIRECT: bad }), bad).toEqual([
+        `FILES_ACCEL_REDIRECT must be a path that starts and ends with /, of letters, digits, ., _, ~ and - (no . or .. between slashes) (got "${bad}")`,
+      ]);
+    }
+    const s3 = { STORAGE_DRIVER: 's3', S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' };
+    expect(problemsOf({ ...s3, FILES_ACCEL_REDIRECT: '/_stash_files/' })).toEqual([
+      'FILES_ACCEL_REDIRECT hands files on local disk to the proxy: leave it unset with STORAGE_DRIVER=s3',
+    ]);
+  });
 });

@@ -1,0 +1,25 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Storage } from '../storage/storage.ts';
+
+/**
+ * Issue 9, downloads at nginx's speed: a Node process copies every byte it serves through its
+ * own memory, where nginx hands the file to the socket with `sendfile` (bench/README.md,
+ * "Download 1 GiB ≥ 0.9 × nginx": no Node server gets that back). So where nginx stands in
+ * front (README "Deployment at scale") and reads the same disk, the files host answers a
+ * download with its headers and `X-Accel-Redirect: <FILES_ACCEL_REDIRECT><path under files/>`,
+ * and nginx sends the bytes from an `internal` location — after Stash has decided everything
+ * else: the name, the account, a deletion, the rate limit, 304 and 416.
+ *
+ * Only when the request says the proxy in front serves such answers (`X-Sendfile-Type:
+ * X-Accel-Redirect`, which nginx sets with `proxy_set_header`: Rack::Sendfile's convention), so
+ * a client reaching the files host directly still gets the bytes, and only for what would be
+ * read from disk: small files (kept in memory), `HEAD` and empty files are answered here as
+ * before. A request with `If-Range` is served here too: nginx would compare a date in it with
+ * the file's own time, where Stash sends the whole file for anything but its ETag.
+ */
+export function accelTarget(prefix: string | null, storage: Storage, method: string | undefined, headers: IncomingHttpHeaders, key: string): string | null {
+  if (prefix === null || method !== 'GET' || !storage.storedPathWithin || headers['if-range'] !== undefined) return null;
+  const type = headers['x-sendfile-type'];
+  if (typeof type !== 'string' || type.toLowerCase() !== 'x-accel-redirect') return null;
+  return prefix + storage.storedPathWithin(key);
+}

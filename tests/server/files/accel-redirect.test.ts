@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DIALECTS } from '../../helpers/test-app.ts';
+import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import { filesHostServer, hasNginx, startNginx, type Nginx } from '../../helpers/nginx.ts';
+
+const PREFIX = '/_stash_files/';
+// Set by the server or the connection, not by the files host; the count left moves with each request.
+const APART = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'server', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
+
+const nginxHere = hasNginx();
+// CI installs nginx (.ci/run): there a missing one is a failure, not a skip.
+if (!nginxHere && process.env.CI) throw new Error('nginx is not installed; .ci/run installs it (apt-get install nginx)');
+if (!nginxHere) console.warn('SKIPPED: tests/server/files/accel-redirect.test.ts needs nginx (apt-get install nginx)');
+
+/**
+ * Issue 9, downloads at nginx's speed (files-host/accel-redirect.ts): with FILES_ACCEL_REDIRECT
+ * set and nginx in front as README configures it, a download reaches the client from nginx's
+ * `sendfile` with the status, headers and bytes Stash itself sends, whichever of Stash's paths
+ * answered (Fastify's route for a name not yet cached, the fast path after), and Stash still
+ * decides what may be had: deleted files, 304s, 416s, nginx's internal location.
+ */
+describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (dialect) => {
+  let t: HttpTestApp;
+  let nginx: Nginx | null = null;
+  afterEach(async () => {
+    await nginx?.stop();
+    nginx = null;
+    await t?.close();
+  });
+
+  async function start(env: Record<string, string> = {}) {
+    t = await createHttpTestApp(dialect, { env: { FILES_ACCEL_REDIRECT: PREFIX, ...env } });
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
+    nginx = await startNginx(work, (port) => filesHostServer({ port, upstream: new URL(t.filesUrl).host, filesDir: path.join(t.dataDir, 'storage', 'files'), prefix: PREFIX }));
+  }
+
+  async function upload(data: Buffer, originalname: string): Promise<{ name: string; token: string }> {
+    const user = await t.createUser();
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname }, file: { data } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return { name: (res.body.file as { actual_name: string }).actual_name, token: user.token };
+  }
+
+  async function get(base: string, name: string, method: 'GET' | 'HEAD', headers: Record<string, string>) {
+    const res = await fetch(`${base}/${name}`, { method, headers });
+    const body = Buffer.from(await res.arrayBuffer());
+    const seen: Record<string, string> = {};
+    res.headers.forEach((v, k) => {
+      if (!APART.has(k)) seen[k] = v;
+    });
+    return { status: res.status, headers: seen, body, all: res.headers };
+  }
+
+  const cases = (etag: string, lastModified: string): [string, 'GET' | 'HEAD', Record<string, string>, number][] => [
+    ['whole', 'GET', {}, 200],
+    ['head', 'HEAD', {}, 200],
+    ['etag', 'GET', { 'if-none-match': etag }, 304],
+    ['date', 'GET', { 'if-modified-since': lastModified }, 304],
+    ['other etag', 'GET', { 'if-none-match': '"other"' }, 200],
+    ['range', 'GET', { range: 'bytes=100-199' }, 206],
+    ['suffix range', 'GET', { range: 'bytes=-1000' }, 206],
+    ['open range', 'GET', { range: 'bytes=70000-' }, 206],
+    ['two ranges', 'GET', { range: 'bytes=0-9,20-29' }, 200],
+    ['if-range matching', 'GET', { range: 'bytes=0-9', 'if-range': etag }, 206],
+    ['if-range stale', 'GET', { range: 'bytes=0-9', 'if-range': '"old"' }, 200],
+    ['past the end', 'GET', { range: 'bytes=900000-' }, 416],
+  ];
+
+  async function sameThroughNginx(name: string) {
+    const first = await fetch(`${t.filesUrl}/${name}`, { method: 'HEAD' });
+    const etag = first.headers.get('etag') ?? '';
+    const lastModified = first.headers.get('last-modified') ?? '';
+    for (const [label, method, headers, status] of cases(etag, lastModified)) {
+      const direct = await get(t.filesUrl, name, method, headers);
+      const proxied = await get(nginx!.url, name, method, headers);
+      expect(direct.status, label).toBe(status);
+      expect(proxied.status, label).toBe(status);
+      expect(proxied.headers, label).toEqual(direct.headers);
+      expect(proxied.body.equals(direct.body), label).toBe(true);
+    }
+  }
+
+  /** Asked as nginx asks, the files host answers with the headers and where the bytes are, no body. */
+  async function expectHandedOver(name: string) {
+    const handed = await get(t.filesUrl, name, 'GET', { 'x-sendfile-type': 'X-Accel-Redirect' });
+    expect(handed.status).toBe(200);
+    expect(handed.body.length).toBe(0);
+    const key = (handed.headers.etag ?? '').replaceAll('"', '');
+    expect(handed.headers['x-accel-redirect']).toBe(`${PREFIX}${key.slice(0, 2)}/${key}`);
+    expect(handed.headers['content-security-policy']).toContain('sandbox');
+  }
+
+  it('sends what Stash sends, from nginx, on both of Stash’s paths', async () => {
+    await start();
+    const data = randomBytes(300_000);
+    const { name } = await upload(data, 'naïve "quoted".bin');
+    // Through Fastify's route (the name is not cached yet), then the fast path (files-host.ts answerFast).
+    await expectHandedOver(name);
+    await expectHandedOver(name);
+    const whole = await get(nginx!.url, name, 'GET', {});
+    expect(whole.body.equals(data)).toBe(true);
+    expect(whole.all.get('server')).toMatch(/^nginx/);
+    expect(whole.headers['x-accel-redirect']).toBeUndefined();
+    await sameThroughNginx(name);
+    const range = await get(nginx!.url, name, 'GET', { range: 'bytes=100-199' });
+    expect(range.body.equals(data.subarray(100, 200))).toBe(true);
+    expect(range.headers['content-range']).toBe('bytes 100-199/300000');
+  });
+
+  it('sends what Stash sends through Fastify’s route, behind a trusted proxy with rate limits on', async () => {
+    // An address behind a trusted proxy is Fastify's to work out: no request takes the fast path.
+    await start({ RATE_LIMITS: 'on', FILES_RATE_LIMIT: '1000', TRUST_PROXY: '127.0.0.1' });
+    const data = randomBytes(200_000);
+    const { name } = await upload(data, 'limited.bin');
+    await expectHandedOver(name);
+    await sameThroughNginx(name);
+    const proxied = await get(nginx!.url, name, 'GET', {});
+    expect(proxied.body.equals(data)).toBe(true);
+    expect(proxied.headers['x-ratelimit-limit']).toBe('1000');
+    expect(Number(proxied.all.get('x-ratelimit-remaining'))).toBeLessThan(1000);
+  });
+
+  it('serves small files itself, refuses nginx’s internal location, and a deleted file is gone', async () => {
+    await start();
+    const small = randomBytes(4096);
+    const { name: smallName } = await upload(small, 'small.bin');
+    const kept = await get(t.filesUrl, smallName, 'GET', { 'x-sendfile-type': 'X-Accel-Redirect' });
+    expect(kept.headers['x-accel-redirect']).toBeUndefined();
+    expect(kept.body.equals(small)).toBe(true);
+
+    const data = randomBytes(100_000);
+    const { name, token } = await upload(data, 'doomed.bin');
+    expect((await get(nginx!.url, name, 'GET', {})).body.equals(data)).toBe(true);
+    const key = ((await get(t.filesUrl, name, 'HEAD', {})).headers.etag ?? '').replaceAll('"', '');
+    // The bytes are there, but only Stash's answers may point nginx at them.
+    const internal = await get(nginx!.url, `${PREFIX.slice(1)}${key.slice(0, 2)}/${key}`, 'GET', {});
+    expect(internal.status).toBe(404);
+    expect(internal.body.includes(data.subarray(0, 64))).toBe(false);
+
+    expect((await t.call('/api/v1/files/delete', { filePath: name }, { token })).status).toBe(200);
+    const gone = await get(nginx!.url, name, 'GET', {});
+    expect(gone.status).toBe(404);
+    expect(gone.body.toString()).toContain('Not found.');
+  });
+});
