@@ -15,10 +15,21 @@ import type { Storage } from '../storage/storage.ts';
  * a client reaching the files host directly still gets the bytes, and only for what would be
  * read from disk: small files (kept in memory), `HEAD` and empty files are answered here as
  * before. A request with `If-Range` is served here too: nginx would compare a date in it with
- * the file's own time, where Stash sends the whole file for anything but its ETag.
+ * the file's own time, where Stash sends the whole file for anything but its ETag; and so is
+ * one whose `Range` Stash does not read as one range (`range` is what it read, null for none).
  */
-export function accelTarget(prefix: string | null, storage: Storage, method: string | undefined, headers: IncomingHttpHeaders, key: string): string | null {
+export function accelTarget(
+  prefix: string | null,
+  storage: Storage,
+  request: { method?: string | undefined; headers: IncomingHttpHeaders },
+  key: string,
+  range: { start: number; end: number } | null,
+): string | null {
+  const { method, headers } = request;
   if (prefix === null || method !== 'GET' || !storage.storedPathWithin || headers['if-range'] !== undefined) return null;
+  // A Range header Stash does not read as one range (malformed, reversed, several, another unit)
+  // gets the whole file from Stash; nginx reads such headers its own way (416 for some).
+  if (headers.range !== undefined && range === null) return null;
   const type = headers['x-sendfile-type'];
   if (typeof type !== 'string' || type.toLowerCase() !== 'x-accel-redirect') return null;
   return prefix + storage.storedPathWithin(key);

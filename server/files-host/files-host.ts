@@ -107,7 +107,7 @@ function answerCached(deps: Deps, meta: FileMeta, log: FastifyBaseLogger, req: I
     logLine();
     return true;
   }
-  const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, method, req.headers, meta.storageKey);
+  const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, req, meta.storageKey, range);
   if (accel !== null) {
     if (!deps.storage.existsNow?.(meta.storageKey)) return false;
     res.writeHead(200, withLimit(accelHeaders(meta, accel), limited));
@@ -224,7 +224,7 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
       throw err;
     }
   }
-  const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, request.method, request.headers, meta.storageKey);
+  const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, request, meta.storageKey, range);
   if (accel !== null) return (await stillStored(deps, meta.storageKey)) ? { status: 200, accel } : 'gone';
   if (deps.storage.openStoredNow) {
     // Local disk: opening the file is the existence check, and costs nothing extra.
