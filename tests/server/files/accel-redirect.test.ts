@@ -25,15 +25,19 @@ if (!nginxHere) console.warn('SKIPPED: tests/server/files/accel-redirect.test.ts
 describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (dialect) => {
   let t: HttpTestApp;
   let nginx: Nginx | null = null;
+  let work = '';
   afterEach(async () => {
     await nginx?.stop();
     nginx = null;
+    if (work) fs.rmSync(work, { recursive: true, force: true });
     await t?.close();
   });
 
   async function start(env: Record<string, string> = {}) {
-    t = await createHttpTestApp(dialect, { env: { FILES_ACCEL_REDIRECT: PREFIX, ...env } });
-    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
+    // Files on this machine's disk, whatever TEST_STORAGE says: nginx reads them itself (the
+    // setting is refused with STORAGE_DRIVER=s3, tests/server/robustness/config-guards.test.ts).
+    t = await createHttpTestApp(dialect, { env: { STORAGE_DRIVER: 'local', FILES_ACCEL_REDIRECT: PREFIX, ...env } });
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
     nginx = await startNginx(work, (port) => filesHostServer({ port, upstream: new URL(t.filesUrl).host, filesDir: path.join(t.dataDir, 'storage', 'files'), prefix: PREFIX }));
   }
 
