@@ -1,5 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import type { Storage } from '../storage/storage.ts';
+
+/** How often a proxy sending its hand-overs back is logged, at most. */
+const MISSING_LOCATION_LOG_MS = 60_000;
 
 /**
  * Issue 9, downloads at nginx's speed: a Node process copies every byte it serves through its
@@ -30,7 +34,31 @@ export function accelTarget(
   // A Range header Stash does not read as one range (malformed, reversed, several, another unit)
   // gets the whole file from Stash; nginx reads such headers its own way (416 for some).
   if (headers.range !== undefined && range === null) return null;
-  const type = headers['x-sendfile-type'];
-  if (typeof type !== 'string' || type.toLowerCase() !== 'x-accel-redirect') return null;
+  if (!askedByProxy(headers)) return null;
   return prefix + storage.storedPathWithin(key);
+}
+
+function askedByProxy(headers: IncomingHttpHeaders): boolean {
+  const type = headers['x-sendfile-type'];
+  return typeof type === 'string' && type.toLowerCase() === 'x-accel-redirect';
+}
+
+/**
+ * nginx without README's `internal` location for the prefix matches a hand-over against its
+ * `location /` and passes it back here: every download of more than 64 KiB would fail with a 404
+ * nobody could explain. Such a request (the prefix, from the proxy that asked for hand-overs)
+ * is answered 502 with what is missing, and logged at most once a minute; any other request
+ * under the prefix is a 404 like every unknown path.
+ */
+export function registerMissingLocationGuard(app: FastifyInstance, prefix: string): void {
+  let lastLogged = -Infinity;
+  app.get(`${prefix}*`, async (request, reply) => {
+    if (!askedByProxy(request.headers)) return reply.status(404).send({ success: false, error: 'Not found.' });
+    const problem = `The proxy in front passed a download back instead of sending it: it has no internal location for FILES_ACCEL_REDIRECT (${prefix}). See README, "Deployment at scale".`;
+    if (performance.now() - lastLogged >= MISSING_LOCATION_LOG_MS) {
+      lastLogged = performance.now();
+      request.log.error(problem);
+    }
+    return reply.status(502).header('cache-control', 'no-store').send({ success: false, error: problem });
+  });
 }

@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
 import { contentDisposition, isActiveType, parseRange } from './http-headers.ts';
-import { accelTarget } from './accel-redirect.ts';
+import { accelTarget, registerMissingLocationGuard } from './accel-redirect.ts';
 import { registerPreviewRoute } from './previews-route.ts';
 import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
 import { sendFile } from './send-file.ts';
@@ -45,6 +45,7 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
     handler: (request: FastifyRequest<{ Params: { name: string } }>, reply) => serveFile(deps, cache, request, reply),
   });
   registerPreviewRoute(app, deps);
+  if (deps.config.filesAccelRedirect) registerMissingLocationGuard(app, deps.config.filesAccelRedirect);
 }
 
 /**

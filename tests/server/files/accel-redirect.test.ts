@@ -33,12 +33,15 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
     await t?.close();
   });
 
-  async function start(env: Record<string, string> = {}) {
+  /** `servers`: nginx's server block in front of the files host (README's by default). */
+  async function start(env: Record<string, string> = {}, servers?: (port: number, upstream: string) => string) {
     // Files on this machine's disk, whatever TEST_STORAGE says: nginx reads them itself (the
     // setting is refused with STORAGE_DRIVER=s3, tests/server/robustness/config-guards.test.ts).
     t = await createHttpTestApp(dialect, { env: { STORAGE_DRIVER: 'local', FILES_ACCEL_REDIRECT: PREFIX, ...env } });
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
-    nginx = await startNginx(work, (port) => filesHostServer({ port, upstream: new URL(t.filesUrl).host, filesDir: path.join(t.dataDir, 'storage', 'files'), prefix: PREFIX }));
+    const upstream = new URL(t.filesUrl).host;
+    const readme = (port: number) => filesHostServer({ port, upstream, filesDir: path.join(t.dataDir, 'storage', 'files'), prefix: PREFIX });
+    nginx = await startNginx(work, servers ? (port) => servers(port, upstream) : readme);
   }
 
   async function upload(data: Buffer, originalname: string): Promise<{ name: string; token: string }> {
@@ -153,5 +156,22 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
     const gone = await get(nginx!.url, name, 'GET', {});
     expect(gone.status).toBe(404);
     expect(gone.body.toString()).toContain('Not found.');
+  });
+
+  it('says what is missing when nginx has no internal location and passes a download back', async () => {
+    // The header set, the location forgotten: nginx matches the hand-over against `location /`.
+    await start({}, (port, upstream) => `server { listen 127.0.0.1:${port}; location / { proxy_pass http://${upstream}; proxy_set_header X-Sendfile-Type X-Accel-Redirect; } }`);
+    const data = randomBytes(100_000);
+    const { name } = await upload(data, 'big.bin');
+    const res = await get(nginx!.url, name, 'GET', {});
+    expect(res.status).toBe(502);
+    expect(JSON.parse(res.body.toString()).error).toBe(
+      'The proxy in front passed a download back instead of sending it: it has no internal location for FILES_ACCEL_REDIRECT (/_stash_files/). See README, "Deployment at scale".',
+    );
+    // Files kept in memory are still served, and the same path asked by anyone but the proxy is unknown.
+    const small = randomBytes(1000);
+    const { name: smallName } = await upload(small, 'small.bin');
+    expect((await get(nginx!.url, smallName, 'GET', {})).body.equals(small)).toBe(true);
+    expect((await get(t.filesUrl, `${PREFIX.slice(1)}ab/abcdefgh`, 'GET', {})).status).toBe(404);
   });
 });
