@@ -246,10 +246,7 @@ function stillStored(deps: Deps, key: string): boolean | Promise<boolean> {
 function headersOf(meta: FileMeta, status: 200 | 206 | 304, range: { start: number; end: number } | null): Record<string, string> {
   if (status === 304) return meta.headers;
   if (status === 200 || !range) return meta.headers200;
-  // No Accept-Ranges on a part: the client already asks for ranges, and nginx, which sends the
-  // bytes of downloads handed to it (accel-redirect.ts), says it only on whole files.
-  const { 'accept-ranges': _onWholeFiles, ...headers } = meta.headers;
-  return Object.assign(headers, { 'content-range': `bytes ${range.start}-${range.end}/${meta.size}`, 'content-length': String(range.end - range.start + 1) });
+  return { ...meta.headers, 'content-range': `bytes ${range.start}-${range.end}/${meta.size}`, 'content-length': String(range.end - range.start + 1) };
 }
 
 /**

@@ -90,6 +90,9 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
       const proxied = await get(nginx!.url, name, method, headers);
       expect(direct.status, label).toBe(status);
       expect(proxied.status, label).toBe(status);
+      // nginx says Accept-Ranges on whole files only, Stash on every answer (design §8): on a part
+      // nginx sent, the one header that differs.
+      if (status === 206) for (const answer of [direct, proxied]) delete answer.headers['accept-ranges'];
       expect(proxied.headers, label).toEqual(direct.headers);
       expect(proxied.body.equals(direct.body), label).toBe(true);
     }
