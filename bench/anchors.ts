@@ -1,7 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../tests/helpers/free-port.ts';
 import { startNginx as startNginxIn } from '../tests/helpers/nginx.ts';
+import { untilAnswers } from '../tests/helpers/poll.ts';
 
 export interface Anchor {
   url: string;
@@ -9,20 +10,6 @@ export interface Anchor {
   stop(): Promise<void>;
 }
 
-export const has = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
-
-async function waitUp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`${url}: exited with ${child.exitCode}`);
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`${url} never answered`);
-}
 
 const stopper = (child: ChildProcess) => async () => {
   if (child.exitCode !== null) return;
@@ -38,7 +25,7 @@ async function startNodeAnchor(script: string, directory: string): Promise<Ancho
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(import.meta.dirname, script), directory, String(port)], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
-  await waitUp(url, child);
+  await untilAnswers(url, child);
   return { url, pid: child.pid ?? 0, stop: stopper(child) };
 }
 

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SIZE } from '../contract/files.ts';
-import { curl, has, startIngestFloor, startNginx, startServeFloor, startTus, type Anchor } from './anchors.ts';
-import { filesHostServer, startNginx as startNginxIn } from '../tests/helpers/nginx.ts';
+import { curl, startIngestFloor, startNginx, startServeFloor, startTus, type Anchor } from './anchors.ts';
+import { filesHostServer, hasNginx, startNginx as startNginxIn } from '../tests/helpers/nginx.ts';
 import { options } from './options.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
 import { startS3Bench } from './s3-store.ts';
@@ -254,7 +254,7 @@ export async function downloadOnly(): Promise<Row[]> {
 /** Download, Range and 4 kB requests of the files host against nginx serving the same bytes, interleaved. */
 async function serving(server: BenchServer, token: string, url: string, src: Source, work: string, s3: { server: BenchServer; url: string } | null): Promise<Row[]> {
   const rows: Row[] = [];
-  if (!has('nginx')) {
+  if (!hasNginx()) {
     rows.push({ benchmark: 'downloads', stash: 'not run', baselineName: 'nginx', baseline: 'apt-get install nginx' });
     return rows;
   }
@@ -294,6 +294,8 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     fs.mkdirSync(proxyWork);
     proxy = await startNginxIn(proxyWork, (port) => `server { listen 127.0.0.1:${port}; location / { proxy_pass http://${upstream}; proxy_buffering off; proxy_set_header Host $host; } }`);
     const handingPid = handing.pid;
+    // Every nginx instance is counted; those not in use spend nothing meanwhile.
+    const handingCpu = () => processCpu(handingPid) + cpuOfProgram('nginx');
     const frontName = `${front.url}/${url.split('/').pop()}`;
     const proxyName = `${proxy.url}/${url.split('/').pop()}`;
     const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
@@ -313,9 +315,8 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
         stash: metered(dlCpu.stash, () => processCpu(server.pid), stashName),
         nginx: metered(dlCpu.nginx, () => cpuOfProgram('nginx'), nginxName),
         floor: metered(dlCpu.floor, () => processCpu(floor.pid), floorName),
-        // Every nginx instance is counted; those not in use spend nothing meanwhile.
-        front: metered(dlCpu.front, () => processCpu(handingPid) + cpuOfProgram('nginx'), frontName),
-        proxy: metered(dlCpu.proxy, () => processCpu(handingPid) + cpuOfProgram('nginx'), proxyName),
+        front: metered(dlCpu.front, handingCpu, frontName),
+        proxy: metered(dlCpu.proxy, handingCpu, proxyName),
         ...(s3Name ? { s3: rate(s3Name) } : {}),
       },
       options.quick ? 3 : 5,

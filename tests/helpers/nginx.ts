@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort } from './free-port.ts';
+import { untilAnswers } from './poll.ts';
 
 /** Debian's nginx (`apt-get install nginx`; .ci/run installs it). */
 export const hasNginx = (): boolean => spawnSync('sh', ['-c', 'command -v nginx']).status === 0;
@@ -34,17 +35,9 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; op
   );
   const child = spawn('nginx', ['-c', conf, '-p', work], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
-  const errors = () => fs.readFileSync(path.join(work, 'error.log'), 'utf8').toString();
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}: ${errors()}`);
-    try {
-      await fetch(url);
-      break;
-    } catch {
-      if (i >= 100) throw new Error(`nginx never answered on ${url}: ${errors()}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  // nginx may stop before it has opened its log at all.
+  const errors = () => (fs.existsSync(path.join(work, 'error.log')) ? fs.readFileSync(path.join(work, 'error.log'), 'utf8') : '');
+  await untilAnswers(url, child, () => `(nginx's error log: ${errors()})`);
   return {
     url,
     pid: child.pid ?? 0,
