@@ -53,7 +53,7 @@ function askedByProxy(headers: IncomingHttpHeaders): boolean {
 export function registerMissingLocationGuard(app: FastifyInstance, prefix: string): void {
   let lastLogged = -Infinity;
   app.get(`${prefix}*`, async (request, reply) => {
-    if (!askedByProxy(request.headers)) return reply.status(404).send({ success: false, error: 'Not found.' });
+    if (!askedByProxy(request.headers)) return reply.callNotFound();
     const problem = `The proxy in front passed a download back instead of sending it: it has no internal location for FILES_ACCEL_REDIRECT (${prefix}). See README, "Deployment at scale".`;
     if (performance.now() - lastLogged >= MISSING_LOCATION_LOG_MS) {
       lastLogged = performance.now();
