@@ -144,16 +144,19 @@ export async function ingestAndDownload(): Promise<Row[]> {
   const rows: Row[] = [];
   const label = `${(SIZE / MB).toFixed(0)} MiB in ${src.chunks.length} chunks`;
   const local = ingestInto(server, token, src);
-  // The same server writing past the page cache (STORAGE_DIRECT_WRITES=true): which of the two
-  // this machine's disk and kernel favour, in this run (bench/README, the direct writes' rows).
+  // The same server with each disk path fixed, past the page cache (STORAGE_DIRECT_WRITES=true)
+  // and through it (false): what the default's choice between them (auto) is worth, in this run
+  // (bench/README, the direct writes' rows).
   const directServer = await startServer({ STORAGE_DIRECT_WRITES: 'true' });
   const direct = ingestInto(directServer, await login(directServer.apiUrl), src);
+  const cacheServer = await startServer({ STORAGE_DIRECT_WRITES: 'false' });
+  const cached = ingestInto(cacheServer, await login(cacheServer.apiUrl), src);
   const s3 = await startS3Bench();
   const s3Ingest = typeof s3 === 'string' ? null : ingestInto(s3.server, s3.token, src);
   try {
     // CPU seconds per run of the server (Stash's, the tus server's) and of dd: where the time
     // goes on two cores shared with curl (bench/README.md, "Ingest, where the time goes").
-    const cpu = { stash: [] as number[], direct: [] as number[], tus: [] as number[], dd: [] as number[], ddNew: [] as number[], floor: [] as number[] };
+    const cpu = { stash: [] as number[], direct: [] as number[], cached: [] as number[], tus: [] as number[], dd: [] as number[], ddNew: [] as number[], floor: [] as number[] };
     const dd = (out: string) => {
       const t0 = performance.now();
       const r = spawnSync('dd', [`if=${src.whole}`, `of=${out}`, 'bs=8M', 'conv=fdatasync'], { stdio: 'ignore' });
@@ -164,6 +167,7 @@ export async function ingestAndDownload(): Promise<Row[]> {
       {
         stash: () => withCpu([[cpu.stash, () => processCpu(server.pid)]], local.run),
         direct: () => withCpu([[cpu.direct, () => processCpu(directServer.pid)]], direct.run),
+        cached: () => withCpu([[cpu.cached, () => processCpu(cacheServer.pid)]], cached.run),
         ...(s3Ingest ? { s3: s3Ingest.run } : {}),
         // The issue's anchor: the same file written over (truncated) in every round.
         dd: () => withCpu([[cpu.dd, endedChildrenCpu]], async () => dd(path.join(work, 'dd.bin'))),
@@ -214,11 +218,11 @@ export async function ingestAndDownload(): Promise<Row[]> {
       ratio: `${ratio(ingest.stash!, ingest.ddNew!)}`,
     });
     rows.push({
-      benchmark: `ingest ${label}: the same server writing past the page cache (STORAGE_DIRECT_WRITES=true), the same requests`,
+      benchmark: `ingest ${label}: the same server with its disk path fixed, past the page cache (STORAGE_DIRECT_WRITES=true) and through it (false), the same requests; Stash's default (auto) chooses between them`,
       stash: `${rateSummary(ingest.stash!)}${canMeasureCpu ? `; server CPU ${cpuSummary(cpu.stash)}` : ''}`,
-      baselineName: 'past the page cache (O_DIRECT)',
-      baseline: `${rateSummary(ingest.direct!)}${canMeasureCpu ? `; server CPU ${cpuSummary(cpu.direct)}` : ''}`,
-      ratio: `${ratio(ingest.stash!, ingest.direct!)}`,
+      baselineName: 'past the page cache (O_DIRECT) / through it',
+      baseline: `${rateSummary(ingest.direct!)}${canMeasureCpu ? `; server CPU ${cpuSummary(cpu.direct)}` : ''} / ${rateSummary(ingest.cached!)}${canMeasureCpu ? `; server CPU ${cpuSummary(cpu.cached)}` : ''}`,
+      ratio: `${ratio(ingest.stash!, ingest.direct!)} past it, ${ratio(ingest.stash!, ingest.cached!)} through it`,
     });
     rows.push(s3Row(`ingest ${label} on S3 (moto), curl (SHA-256 checked)`, s3, ingest.s3, ingest.stash!));
 
@@ -228,8 +232,9 @@ export async function ingestAndDownload(): Promise<Row[]> {
     await floor.stop();
     await server.stop();
     await directServer.stop();
+    await cacheServer.stop();
     if (typeof s3 !== 'string') await s3.stop();
-    for (const d of [src.dir, work, server.dataDir, directServer.dataDir]) fs.rmSync(d, { recursive: true, force: true });
+    for (const d of [src.dir, work, server.dataDir, directServer.dataDir, cacheServer.dataDir]) fs.rmSync(d, { recursive: true, force: true });
   }
   return rows;
 }

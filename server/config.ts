@@ -17,8 +17,12 @@ export interface Config {
   databaseUrl: string;
   storage: {
     driver: StorageDriver;
-    /** Local disk: uploads written past the page cache where the disk takes O_DIRECT; off unless asked (server/README "Past the page cache"). */
-    directWrites: boolean;
+    /**
+     * Local disk: uploads written past the page cache where the disk takes O_DIRECT (`true`),
+     * through it (`false`), or by whichever this host's uploads go faster (`auto`, the default;
+     * server/README "Past the page cache").
+     */
+    directWrites: boolean | 'auto';
     s3: {
       endpoint: string | null;
       region: string;
@@ -90,13 +94,21 @@ export function loadConfig(env: Env = process.env): Config {
     const v = env[name];
     return v === undefined || v.trim() === '' ? null : v.trim();
   };
+  const flag = (v: string): boolean | null => (/^(1|true|yes|on)$/i.test(v) ? true : /^(0|false|no|off)$/i.test(v) ? false : null);
   const bool = (name: string, fallback: boolean): boolean => {
     const v = str(name);
     if (v === null) return fallback;
-    if (/^(1|true|yes|on)$/i.test(v)) return true;
-    if (/^(0|false|no|off)$/i.test(v)) return false;
-    problems.push(`${name} must be true or false (got "${v}")`);
-    return fallback;
+    const set = flag(v);
+    if (set === null) problems.push(`${name} must be true or false (got "${v}")`);
+    return set ?? fallback;
+  };
+  /** A flag that may also be left to the server: `auto`, or unset. */
+  const boolOrAuto = (name: string): boolean | 'auto' => {
+    const v = str(name);
+    if (v === null || /^auto$/i.test(v)) return 'auto';
+    const set = flag(v);
+    if (set === null) problems.push(`${name} must be auto, true or false (got "${v}")`);
+    return set ?? 'auto';
   };
   const port = (name: string, fallback: number): number => {
     const v = str(name);
@@ -259,7 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config: Config = {
     dataDir,
     databaseUrl,
-    storage: { driver, directWrites: bool('STORAGE_DIRECT_WRITES', false), s3 },
+    storage: { driver, directWrites: boolOrAuto('STORAGE_DIRECT_WRITES'), s3 },
     roles,
     ports,
     host: str('HOST') ?? '0.0.0.0',

@@ -27,7 +27,7 @@ export async function createStorage(config: Config, options: StorageOptions): Pr
       { chunkSize: options.chunkSize, pieceSize: options.pieceSize, silenceMs: options.s3SilenceMs, log: options.log },
     );
   }
-  return new LocalStorage(path.join(config.dataDir, 'storage'), { directWrites: config.storage.directWrites });
+  return new LocalStorage(path.join(config.dataDir, 'storage'), { directWrites: config.storage.directWrites, log: options.log });
 }
 
 /**

@@ -8,6 +8,7 @@ import { piecesFrom, type ByteSource } from '../lib/stream-pieces.ts';
 import { alignedSlots } from './aligned-slots.ts';
 import { DurableSink } from './durable-sink.ts';
 import { DIRECT_ALIGN } from './sink-writers.ts';
+import { choiceMessage, WritePathChoice, type WritePath } from './write-path-choice.ts';
 import { PartialWriteError, STORE_UNAVAILABLE, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
@@ -34,30 +35,46 @@ export class LocalStorage implements Storage {
   private readonly progressRoot: string;
   private readonly servedPaths = new Map<string, Buffer>();
   private directWrites: Promise<boolean> | null;
+  /** Set when STORAGE_DIRECT_WRITES=auto: each write's path is chosen from what the last ones cost. */
+  readonly pathChoice: WritePathChoice | null;
 
-  /** `directWrites: true` writes uploads past the page cache where the disk allows it (STORAGE_DIRECT_WRITES); otherwise all goes through it. */
+  /**
+   * `directWrites` (STORAGE_DIRECT_WRITES): `true` writes uploads past the page cache where the
+   * disk allows it, `false` through it, `'auto'` whichever this host's uploads go faster by
+   * (write-path-choice.ts).
+   */
   constructor(
     private readonly root: string,
-    options: { directWrites?: boolean } = {},
+    options: { directWrites?: boolean | 'auto'; log?: (message: string) => void } = {},
   ) {
     this.partialDir = path.join(root, 'partial');
     this.filesDir = path.join(root, 'files');
     this.progressRoot = path.join(root, 'progress');
     fs.mkdirSync(this.partialDir, { recursive: true });
     fs.mkdirSync(this.filesDir, { recursive: true });
-    this.directWrites = options.directWrites === true ? null : Promise.resolve(false);
+    const direct = options.directWrites ?? false;
+    this.directWrites = direct === false ? Promise.resolve(false) : null;
+    const log = options.log;
+    this.pathChoice = direct === 'auto' ? new WritePathChoice(log && ((chosen, costs) => log(choiceMessage(chosen, costs)))) : null;
   }
 
   /**
-   * Whether uploads are written past the page cache (sink-writers.ts, issue 9): when asked for,
-   * found out once by a direct write beside `partial/` (the same filesystem: objects are renamed
-   * out of it, never copied); a filesystem without O_DIRECT, or memory the device will not take,
-   * leaves every write in the page cache. Not inside `partial/`: that holds unfinished objects
-   * and nothing else, and the first upload's bytes would be counted with the probe's.
+   * Whether uploads may be written past the page cache (sink-writers.ts, issue 9): when asked
+   * for, found out once by a direct write beside `partial/` (the same filesystem: objects are
+   * renamed out of it, never copied); a filesystem without O_DIRECT, or memory the device will
+   * not take, leaves every write in the page cache. Not inside `partial/`: that holds unfinished
+   * objects and nothing else, and the first upload's bytes would be counted with the probe's.
    */
   writesDirect(): Promise<boolean> {
     this.directWrites ??= probeDirectWrites(this.root);
     return this.directWrites;
+  }
+
+  /** The path of a write starting now; a chosen one (`auto`) is handed back to the choice when the write ends. */
+  private async pathForWrite(): Promise<{ path: WritePath; chosen: boolean }> {
+    if (!(await this.writesDirect())) return { path: 'cache', chosen: false };
+    if (!this.pathChoice) return { path: 'direct', chosen: false };
+    return { path: this.pathChoice.pick(), chosen: true };
   }
 
   private partialPath(key: string): string {
@@ -105,7 +122,8 @@ export class LocalStorage implements Storage {
     const began = (performance.timeOrigin + performance.now()).toFixed(3).padStart(20, '0');
     const checkpoint = (end: number) => mark.write(`${String(end).padStart(20, '0')} ${began}`, 0);
     await checkpoint(offset);
-    const direct = (await this.writesDirect()) ? await fsp.open(file, fs.constants.O_WRONLY | fs.constants.O_DIRECT).catch(() => null) : null;
+    const way = await this.pathForWrite();
+    const direct = way.path === 'direct' ? await fsp.open(file, fs.constants.O_WRONLY | fs.constants.O_DIRECT).catch(() => null) : null;
     const sink = new DurableSink(
       data.fd,
       offset,
@@ -116,6 +134,7 @@ export class LocalStorage implements Storage {
     );
     const { signal } = options;
     let failure = null as { cause: unknown } | null;
+    let sample: { bytes: number; busyMs: number } | undefined;
     // A source that fails (the sender went away, a limit crossed) ends the sink rather than
     // destroying it: the pieces it still holds queued for its next write arrived too, so they are
     // written and synced like the rest and the client resumes after them (the Storage contract).
@@ -131,6 +150,8 @@ export class LocalStorage implements Storage {
     }
     try {
       await pipeline(untilSourceFails, sink, signal ? { signal } : {});
+      // A direct descriptor the disk refused wrote through the cache: no sample of either.
+      if (!failure && (way.path === 'cache' || direct)) sample = { bytes: sink.written, busyMs: sink.busyMs };
     } catch (err) {
       // What reached the file is made durable and reported (the Storage contract).
       const durable = await sink.syncNow().then(
@@ -144,6 +165,7 @@ export class LocalStorage implements Storage {
       await mark.close();
       await direct?.close();
       await data.close();
+      if (way.chosen) this.pathChoice?.done(way.path, sample);
     }
     // The sink has ended: every byte that arrived is durable, and sink.durable is final.
     if (failure) throw new PartialWriteError(sink.durable, failure.cause);

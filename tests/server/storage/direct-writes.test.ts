@@ -9,6 +9,7 @@ import { createStorage } from '../../../server/storage/index.ts';
 import { AlignedSlots, alignedSlots, MAX_SLOTS, SLOT_BYTES } from '../../../server/storage/aligned-slots.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { DirectWriter } from '../../../server/storage/sink-writers.ts';
+import { SAMPLE_BYTES } from '../../../server/storage/write-path-choice.ts';
 import { PartialWriteError } from '../../../server/storage/storage.ts';
 import { until } from '../../helpers/poll.ts';
 import { pattern } from './drivers.ts';
@@ -56,17 +57,43 @@ function cachedBytes(file: string): number {
 }
 
 describe('direct writes', () => {
-  it('are off unless STORAGE_DIRECT_WRITES asks for them, and a bad value stops the start', async () => {
-    const writesDirect = async (env: Record<string, string>) => {
+  it('are chosen from what uploads cost unless STORAGE_DIRECT_WRITES says, and a bad value stops the start', async () => {
+    const opened = async (env: Record<string, string>) => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-direct-config-'));
       dirs.push(dir);
-      const storage = await createStorage(loadConfig({ DATA_DIR: dir, ...env }), { chunkSize: MiB });
-      return (storage as LocalStorage).writesDirect();
+      const storage = (await createStorage(loadConfig({ DATA_DIR: dir, ...env }), { chunkSize: MiB })) as LocalStorage;
+      return { direct: await storage.writesDirect(), chosen: storage.pathChoice !== null };
     };
-    expect(await writesDirect({})).toBe(false);
-    expect(await writesDirect({ STORAGE_DIRECT_WRITES: 'false' })).toBe(false);
-    expect(await writesDirect({ STORAGE_DIRECT_WRITES: 'true' })).toBe(true);
-    expect(() => loadConfig({ DATA_DIR: os.tmpdir(), STORAGE_DIRECT_WRITES: 'sometimes' })).toThrow(/STORAGE_DIRECT_WRITES must be true or false/);
+    expect(await opened({})).toEqual({ direct: true, chosen: true });
+    expect(await opened({ STORAGE_DIRECT_WRITES: 'auto' })).toEqual({ direct: true, chosen: true });
+    expect(await opened({ STORAGE_DIRECT_WRITES: 'false' })).toEqual({ direct: false, chosen: false });
+    expect(await opened({ STORAGE_DIRECT_WRITES: 'true' })).toEqual({ direct: true, chosen: false });
+    expect(() => loadConfig({ DATA_DIR: os.tmpdir(), STORAGE_DIRECT_WRITES: 'sometimes' })).toThrow(/STORAGE_DIRECT_WRITES must be auto, true or false \(got "sometimes"\)/);
+  });
+
+  it('left to the server, go both ways first, then by whichever cost this disk less, each write measured', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-direct-auto-'));
+    dirs.push(dir);
+    const storage = new LocalStorage(dir, { directWrites: 'auto' });
+    const data = pattern(SAMPLE_BYTES + 4096, 5);
+    /** Which way the write of `key` went: past the cache leaves at most its two unaligned ends there. */
+    const wentDirect = async (key: string) => {
+      expect(await storage.writeAt(key, 7, inPieces(data, [65_536]))).toBe(data.length);
+      const direct = cachedBytes(path.join(dir, 'partial', key)) <= 2 * 4096;
+      expect((await readBack(storage, key, 7 + data.length)).subarray(7).equals(data)).toBe(true);
+      return direct;
+    };
+    const first = [];
+    for (let i = 0; i < 4; i++) first.push(await wentDirect(`direct-auto-${i}`));
+    expect(first.filter(Boolean)).toHaveLength(2);
+    const costs = storage.pathChoice!.costs();
+    for (const cost of costs) {
+      expect(cost.samples).toBe(2);
+      expect(cost.msPerMiB).toBeGreaterThan(0);
+    }
+    const cheaper = costs[0]!.msPerMiB! <= costs[1]!.msPerMiB! ? 'direct' : 'cache';
+    expect((await wentDirect('direct-auto-4')) ? 'direct' : 'cache').toBe(cheaper);
+    expect(storage.pathChoice!.costs().find((c) => c.path === cheaper)!.samples).toBe(3);
   });
 
   it('are what this machine’s temporary directory gets, and pass the page cache by', async () => {
