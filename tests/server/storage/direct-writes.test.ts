@@ -71,15 +71,16 @@ describe('direct writes', () => {
     expect(() => loadConfig({ DATA_DIR: os.tmpdir(), STORAGE_DIRECT_WRITES: 'sometimes' })).toThrow(/STORAGE_DIRECT_WRITES must be auto, true or false \(got "sometimes"\)/);
   });
 
-  it('left to the server, go both ways first, then by whichever cost this disk less, each write measured', async () => {
+  it('left to the server, go both ways first, then by whichever cost this disk less, each write measured, and the log is told', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-direct-auto-'));
     dirs.push(dir);
-    const storage = new LocalStorage(dir, { directWrites: 'auto' });
+    const logged: string[] = [];
+    const storage = (await createStorage(loadConfig({ DATA_DIR: dir }), { chunkSize: MiB, log: (m) => logged.push(m) })) as LocalStorage;
     const data = pattern(SAMPLE_BYTES + 4096, 5);
     /** Which way the write of `key` went: past the cache leaves at most its two unaligned ends there. */
     const wentDirect = async (key: string) => {
       expect(await storage.writeAt(key, 7, inPieces(data, [65_536]))).toBe(data.length);
-      const direct = cachedBytes(path.join(dir, 'partial', key)) <= 2 * 4096;
+      const direct = cachedBytes(path.join(dir, 'storage', 'partial', key)) <= 2 * 4096;
       expect((await readBack(storage, key, 7 + data.length)).subarray(7).equals(data)).toBe(true);
       return direct;
     };
@@ -92,8 +93,10 @@ describe('direct writes', () => {
       expect(cost.msPerMiB).toBeGreaterThan(0);
     }
     const cheaper = costs[0]!.msPerMiB! <= costs[1]!.msPerMiB! ? 'direct' : 'cache';
+    expect(logged).toEqual([]);
     expect((await wentDirect('direct-auto-4')) ? 'direct' : 'cache').toBe(cheaper);
     expect(storage.pathChoice!.costs().find((c) => c.path === cheaper)!.samples).toBe(3);
+    expect(logged).toEqual([expect.stringMatching(cheaper === 'direct' ? /^storage: uploads are written past the page cache \(O_DIRECT\): / : /^storage: uploads are written through the page cache: /)]);
   });
 
   it('are what this machine’s temporary directory gets, and pass the page cache by', async () => {
