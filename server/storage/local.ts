@@ -160,12 +160,12 @@ export class LocalStorage implements Storage {
       );
       throw new PartialWriteError(durable, err);
     } finally {
+      if (way.chosen) this.pathChoice?.done(way.path, sample);
       // No write may still be under way on a descriptor closed here (its number is reused at once).
       await sink.settled();
       await mark.close();
       await direct?.close();
       await data.close();
-      if (way.chosen) this.pathChoice?.done(way.path, sample);
     }
     // The sink has ended: every byte that arrived is durable, and sink.durable is final.
     if (failure) throw new PartialWriteError(sink.durable, failure.cause);
