@@ -222,7 +222,7 @@ export async function ingestAndDownload(): Promise<Row[]> {
       stash: `${rateSummary(ingest.stash!)}${canMeasureCpu ? `; server CPU ${cpuSummary(cpu.stash)}` : ''}`,
       baselineName: 'past the page cache (O_DIRECT) / through it',
       baseline: `${rateSummary(ingest.direct!)}${canMeasureCpu ? `; server CPU ${cpuSummary(cpu.direct)}` : ''} / ${rateSummary(ingest.cached!)}${canMeasureCpu ? `; server CPU ${cpuSummary(cpu.cached)}` : ''}`,
-      ratio: `${ratio(ingest.stash!, ingest.direct!)} past it, ${ratio(ingest.stash!, ingest.cached!)} through it`,
+      ratio: `${ratio(ingest.stash!, ingest.direct!)} past it, ${ratio(ingest.stash!, ingest.cached!)} through it${chosenPath(server)}`,
     });
     rows.push(s3Row(`ingest ${label} on S3 (moto), curl (SHA-256 checked)`, s3, ingest.s3, ingest.stash!));
 
@@ -382,6 +382,13 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
 }
 
 const FILES_PROCESSES = os.availableParallelism();
+/** What the default server's uploads chose (its log's last `storage: uploads are written …` line), for the fixed-path row. */
+function chosenPath(server: BenchServer): string {
+  const told = server.output().split('\n').filter((line) => line.startsWith('storage: uploads are written'));
+  const last = told.at(-1);
+  return last ? `; auto: ${last.replace(/^storage: uploads are written /, '').replace(/ \(STORAGE_DIRECT_WRITES=auto.*$/, '')}` : '';
+}
+
 /** FILES_ACCEL_REDIRECT of the files host behind nginx, as README's configuration names it. */
 const ACCEL_PREFIX = '/_stash_files/';
 

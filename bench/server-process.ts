@@ -14,6 +14,8 @@ export interface BenchServer {
   filesUrl: string;
   dataDir: string;
   pid: number;
+  /** What the server printed so far (its log at LOG_LEVEL=warn). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startServer(env: Record<string, string> = {}, dataDir?: st
     filesUrl,
     dataDir: dir,
     pid: server.child.pid ?? 0,
+    output: () => server.output(),
     async stop() {
       process.removeListener('exit', killOnExit);
       await server.stop();
