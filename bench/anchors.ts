@@ -10,7 +10,6 @@ export interface Anchor {
   stop(): Promise<void>;
 }
 
-
 const stopper = (child: ChildProcess) => async () => {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');

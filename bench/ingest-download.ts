@@ -382,6 +382,7 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
 }
 
 const FILES_PROCESSES = os.availableParallelism();
+
 /** What the default server's uploads chose (its log's last `storage: uploads are written …` line), for the fixed-path row. */
 function chosenPath(server: BenchServer): string {
   const told = server.output().split('\n').filter((line) => line.startsWith('storage: uploads are written'));

@@ -45,7 +45,8 @@ export class WritePathChoice {
   private readonly samples: Record<WritePath, number[]> = { direct: [], cache: [] };
   private readonly underWay: Record<WritePath, number> = { direct: 0, cache: 0 };
   private picks = 0;
-  private chosen: WritePath | null = null;
+  /** The path the log was last told of, and when: the choice itself may have moved since (told at most once a minute). */
+  private toldPath: WritePath | null = null;
   private toldAt = -Infinity;
 
   /** `told` hears which path the writes take once the choice is made and when it changes (at most once a minute). */
@@ -70,7 +71,7 @@ export class WritePathChoice {
     if (kept.length > KEPT) kept.shift();
   }
 
-  /** What each path costs now (tests, the bench's log). */
+  /** What each path costs now (tests, and the log line when the choice is told). */
   costs(): PathCost[] {
     return (['direct', 'cache'] as const).map((path) => ({ path, msPerMiB: median(this.samples[path]), samples: this.samples[path].length }));
   }
@@ -85,8 +86,8 @@ export class WritePathChoice {
     // Samples still on their way: the path already measured (the page cache when neither is).
     if (d === null || c === null) return d === null ? 'cache' : 'direct';
     const best: WritePath = d <= c ? 'direct' : 'cache';
-    if (best !== this.chosen && performance.now() - this.toldAt >= TELL_EVERY_MS) {
-      this.chosen = best;
+    if (best !== this.toldPath && performance.now() - this.toldAt >= TELL_EVERY_MS) {
+      this.toldPath = best;
       this.toldAt = performance.now();
       this.told(best, this.costs());
     }
