@@ -226,7 +226,7 @@ export async function ingestAndDownload(): Promise<Row[]> {
     });
     rows.push(s3Row(`ingest ${label} on S3 (moto), curl (SHA-256 checked)`, s3, ingest.s3, ingest.stash!));
 
-    rows.push(...(await serving(server, token, local.url(), src, work, typeof s3 === 'string' || !s3Ingest ? null : { server: s3.server, url: s3Ingest.url() })));
+    rows.push(...(await serving(server, token, local.url(), src, work, typeof s3 === 'string' || !s3Ingest ? null : { server: s3.server, env: s3.env, url: s3Ingest.url() })));
   } finally {
     await tus.stop();
     await floor.stop();
@@ -257,7 +257,7 @@ export async function downloadOnly(): Promise<Row[]> {
 }
 
 /** Download, Range and 4 kB requests of the files host against nginx serving the same bytes, interleaved. */
-async function serving(server: BenchServer, token: string, url: string, src: Source, work: string, s3: { server: BenchServer; url: string } | null): Promise<Row[]> {
+async function serving(server: BenchServer, token: string, url: string, src: Source, work: string, s3: { server: BenchServer; env: Record<string, string>; url: string } | null): Promise<Row[]> {
   const rows: Row[] = [];
   if (!hasNginx()) {
     rows.push({ benchmark: 'downloads', stash: 'not run', baselineName: 'nginx', baseline: 'apt-get install nginx' });
@@ -281,6 +281,8 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
   let handing: BenchServer | null = null;
   let front: Anchor | null = null;
   let proxy: Anchor | null = null;
+  let s3Handing: BenchServer | null = null;
+  let s3Front: Anchor | null = null;
   try {
     filesHost = await startServer({ STASH_ROLES: 'files', FILES_PROCESSES: String(FILES_PROCESSES) }, server.dataDir);
     // Rate limits on, as `npm start` runs (design §6), at a limit wrk stays under: every request
@@ -298,6 +300,15 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     const proxyWork = path.join(work, 'nginx-proxying');
     fs.mkdirSync(proxyWork);
     proxy = await startNginxIn(proxyWork, (port) => `server { listen 127.0.0.1:${port}; location / { proxy_pass http://${upstream}; proxy_buffering off; proxy_set_header Host $host; } }`);
+    // On S3 the same: a files host handing downloads over (a signed read of the object) to nginx
+    // in front, which fetches them from the store (README's S3 location).
+    if (s3) {
+      s3Handing = await startServer({ ...s3.env, STASH_ROLES: 'files', FILES_ACCEL_REDIRECT: S3_ACCEL_PREFIX }, s3.server.dataDir);
+      const s3Work = path.join(work, 'nginx-in-front-of-s3');
+      fs.mkdirSync(s3Work);
+      const s3Upstream = new URL(s3Handing.filesUrl).host;
+      s3Front = await startNginxIn(s3Work, (port) => filesHostServer({ port, upstream: s3Upstream, storeOrigin: s3.env.S3_ENDPOINT!, prefix: S3_ACCEL_PREFIX }));
+    }
     const handingPid = handing.pid;
     // Every nginx instance is counted; those not in use spend nothing meanwhile.
     const handingCpu = () => processCpu(handingPid) + cpuOfProgram('nginx');
@@ -305,15 +316,17 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     const proxyName = `${proxy.url}/${url.split('/').pop()}`;
     const stashName = `${server.filesUrl}/${url.split('/').pop()}`;
     const s3Name = s3 ? `${s3.server.filesUrl}/${s3.url.split('/').pop()}` : null;
+    const s3FrontName = s3 && s3Front ? `${s3Front.url}/${s3.url.split('/').pop()}` : null;
     const rate = (u: string) => async () => (SIZE / MB) / ((await timeGet(u)) / 1000);
     // Server CPU per GiB sent: Node's read-then-write path copies every byte into the process and
     // out again, where nginx's sendfile hands the page cache's pages to the socket.
-    const dlCpu = { stash: [] as number[], nginx: [] as number[], floor: [] as number[], front: [] as number[], proxy: [] as number[] };
+    const dlCpu = { stash: [] as number[], nginx: [] as number[], floor: [] as number[], front: [] as number[], proxy: [] as number[], s3: [] as number[], s3Front: [] as number[], s3FrontNginx: [] as number[] };
     const metered = (samples: number[], read: () => number, u: string) => () => withCpu([[samples, read]], rate(u));
-    const perGiB = (samples: number[]) => (canMeasureCpu ? `; CPU ${(median(samples) / (SIZE / MB / 1024)).toFixed(2)} s per GiB` : '');
+    const gib = (samples: number[]) => (median(samples) / (SIZE / MB / 1024)).toFixed(2);
+    const perGiB = (samples: number[]) => (canMeasureCpu ? `; CPU ${gib(samples)} s per GiB` : '');
     const floorName = `${floor.url}/file.bin`;
     const nginxName = `${nginx.url}/file.bin`;
-    for (const u of [stashName, nginxName, floorName, frontName, proxyName, s3Name]) if (u) await timeGet(u);
+    for (const u of [stashName, nginxName, floorName, frontName, proxyName, s3Name, s3FrontName]) if (u) await timeGet(u);
     // The Node floor beside nginx: how much of nginx's lead any Node server gives up.
     const dl = await interleave(
       {
@@ -322,7 +335,10 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
         floor: metered(dlCpu.floor, () => processCpu(floor.pid), floorName),
         front: metered(dlCpu.front, handingCpu, frontName),
         proxy: metered(dlCpu.proxy, handingCpu, proxyName),
-        ...(s3Name ? { s3: rate(s3Name) } : {}),
+        ...(s3Name ? { s3: metered(dlCpu.s3, () => processCpu(s3!.server.pid), s3Name) } : {}),
+        ...(s3FrontName && s3Handing
+          ? { s3Front: () => withCpu([[dlCpu.s3Front, () => processCpu(s3Handing!.pid)], [dlCpu.s3FrontNginx, () => cpuOfProgram('nginx')]], rate(s3FrontName)) }
+          : {}),
       },
       options.quick ? 3 : 5,
     );
@@ -341,6 +357,15 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
       ratio: `${ratio(dl.front!, dl.nginx!)} nginx alone; ${ratio(dl.front!, dl.proxy!)} the proxied files host`,
     });
     if (s3) rows.push(s3Row(`download ${(SIZE / MB).toFixed(0)} MiB from S3 (moto), curl`, s3, dl.s3, dl.stash!));
+    if (dl.s3 && dl.s3Front) {
+      rows.push({
+        benchmark: `download ${(SIZE / MB).toFixed(0)} MiB from S3 (moto) through nginx in front (README's S3 location, FILES_ACCEL_REDIRECT: Stash answers with a signed read, nginx fetches the bytes from the store)`,
+        stash: `${rateSummary(dl.s3Front)}${canMeasureCpu ? `; CPU per GiB: Stash ${gib(dlCpu.s3Front)} s, nginx ${gib(dlCpu.s3FrontNginx)} s` : ''}`,
+        baselineName: 'the files host on S3 sending the bytes itself (curl to it)',
+        baseline: `${rateSummary(dl.s3)}${canMeasureCpu ? `; CPU per GiB: Stash ${gib(dlCpu.s3)} s` : ''}`,
+        ratio: `${ratio(dl.s3Front, dl.s3)}${canMeasureCpu ? `; Stash's CPU ${(median(dlCpu.s3Front) / median(dlCpu.s3)).toFixed(3)} ×` : ''}`,
+      });
+    }
 
     const range = await interleave(
       {
@@ -376,6 +401,8 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     await front?.stop();
     await proxy?.stop();
     await handing?.stop();
+    await s3Front?.stop();
+    await s3Handing?.stop();
     fs.rmSync(small.dir, { recursive: true, force: true });
   }
   return rows;
@@ -392,6 +419,7 @@ function chosenPath(server: BenchServer): string {
 
 /** FILES_ACCEL_REDIRECT of the files host behind nginx, as README's configuration names it. */
 const ACCEL_PREFIX = '/_stash_files/';
+const S3_ACCEL_PREFIX = '/_stash_s3/';
 
 /**
  * 4 kB requests under wrk: Stash's files host as one process (the default), as one process per

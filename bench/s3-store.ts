@@ -4,6 +4,8 @@ import { login, startServer, type BenchServer } from './server-process.ts';
 export interface S3Bench {
   server: BenchServer;
   token: string;
+  /** The server's store settings (s3Env), for another process on the same bucket. */
+  env: Record<string, string>;
   stop(): Promise<void>;
 }
 
@@ -17,9 +19,11 @@ export async function startS3Bench(): Promise<S3Bench | string> {
   if (!S3_AVAILABLE) return 'moto_server not on PATH (pip install "moto[server]") and TEST_S3_ENDPOINT unset';
   const endpoint = await s3Endpoint();
   const bucket = await createTestBucket(endpoint);
-  const server = await startServer(s3Env(endpoint, bucket.bucket));
+  const env = s3Env(endpoint, bucket.bucket);
+  const server = await startServer(env);
   return {
     server,
+    env,
     token: await login(server.apiUrl),
     async stop() {
       await server.stop();

@@ -240,7 +240,6 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^\/((?!\.\.?\/)[A-Za-z0-9._~-]+\/)+$/.test(filesAccelRedirect)) {
       problems.push(`FILES_ACCEL_REDIRECT must be a path that starts and ends with /, of letters, digits, ., _, ~ and - (no . or .. between slashes) (got "${filesAccelRedirect}")`);
     }
-    if (driver !== 'local') problems.push('FILES_ACCEL_REDIRECT hands files on local disk to the proxy: leave it unset with STORAGE_DRIVER=s3');
   }
 
   const contactEmail = str('CONTACT_EMAIL');

@@ -9,18 +9,41 @@ const MISSING_LOCATION_LOG_MS = 60_000;
  * Issue 9, downloads at nginx's speed: a Node process copies every byte it serves through its
  * own memory, where nginx hands the file to the socket with `sendfile` (bench/README.md,
  * "Download 1 GiB ≥ 0.9 × nginx": no Node server gets that back). So where nginx stands in
- * front (README "Deployment at scale") and reads the same disk, the files host answers a
- * download with its headers and `X-Accel-Redirect: <FILES_ACCEL_REDIRECT><path under files/>`,
- * and nginx sends the bytes from an `internal` location — after Stash has decided everything
- * else: the name, the account, a deletion, the rate limit, 304 and 416.
+ * front (README "Deployment at scale"), the files host answers a download with its headers and
+ * `X-Accel-Redirect`, and nginx fetches the bytes from an `internal` location — after Stash has
+ * decided everything else: the name, the account, a deletion, the rate limit, 304 and 416.
  *
  * Only when the request says the proxy in front serves such answers (`X-Sendfile-Type:
  * X-Accel-Redirect`, which nginx sets with `proxy_set_header`: Rack::Sendfile's convention), so
  * a client reaching the files host directly still gets the bytes, and only for what would be
- * read from disk: small files (kept in memory), `HEAD` and empty files are answered here as
- * before. A request with `If-Range` is served here too: nginx would compare a date in it with
- * the file's own time, where Stash sends the whole file for anything but its ETag; and so is
- * one whose `Range` Stash does not read as one range (`range` is what it read, null for none).
+ * read from the store: small files (kept in memory), `HEAD` and empty files are answered here as
+ * before. A request with `If-Range` is served here too: nginx, or the store, would compare a
+ * date in it with their own file's, where Stash sends the whole file for anything but its ETag;
+ * and so is one whose `Range` Stash does not read as one range (`range` is what it read, null
+ * for none).
+ */
+function mayHandOver(
+  prefix: string | null,
+  request: { method?: string | undefined; headers: IncomingHttpHeaders },
+  range: { start: number; end: number } | null,
+): prefix is string {
+  const { method, headers } = request;
+  if (prefix === null || method !== 'GET' || headers['if-range'] !== undefined) return false;
+  // A Range header Stash does not read as one range (malformed, reversed, several, another unit)
+  // gets the whole file from Stash; nginx reads such headers its own way (416 for some).
+  if (headers.range !== undefined && range === null) return false;
+  return askedByProxy(headers);
+}
+
+/** Where a download handed over is: nginx's URI for it, and for a store fetched over HTTP the one range to ask it for. */
+export interface HandOver {
+  uri: string;
+  range: string | null;
+}
+
+/**
+ * A store of files on this machine (local disk): `<FILES_ACCEL_REDIRECT><path under files/>`,
+ * which nginx reads with `alias` and cuts the range from itself. Synchronous, for the fast path.
  */
 export function accelTarget(
   prefix: string | null,
@@ -28,14 +51,27 @@ export function accelTarget(
   request: { method?: string | undefined; headers: IncomingHttpHeaders },
   key: string,
   range: { start: number; end: number } | null,
-): string | null {
-  const { method, headers } = request;
-  if (prefix === null || method !== 'GET' || !storage.storedPathWithin || headers['if-range'] !== undefined) return null;
-  // A Range header Stash does not read as one range (malformed, reversed, several, another unit)
-  // gets the whole file from Stash; nginx reads such headers its own way (416 for some).
-  if (headers.range !== undefined && range === null) return null;
-  if (!askedByProxy(headers)) return null;
-  return prefix + storage.storedPathWithin(key);
+): HandOver | null {
+  if (!storage.storedPathWithin || !mayHandOver(prefix, request, range)) return null;
+  return { uri: prefix + storage.storedPathWithin(key), range: null };
+}
+
+/**
+ * A store reached over HTTP (S3): `<FILES_ACCEL_REDIRECT><path and query of a signed read>`,
+ * which nginx's internal location proxies to the store's origin, asking for `range` as Stash
+ * read it (`bytes=<first>-<last>`, sent to nginx as `X-Stash-Range`): the store never sees the
+ * client's own headers, so it cannot read a range, a date or an ETag differently from Stash.
+ */
+export async function signedAccelTarget(
+  prefix: string | null,
+  storage: Storage,
+  request: { method?: string | undefined; headers: IncomingHttpHeaders },
+  key: string,
+  range: { start: number; end: number } | null,
+): Promise<HandOver | null> {
+  if (!storage.signedRead || !mayHandOver(prefix, request, range)) return null;
+  const signed = await storage.signedRead(key);
+  return { uri: prefix + signed.pathname.slice(1) + signed.search, range: range ? `bytes=${range.start}-${range.end}` : null };
 }
 
 function askedByProxy(headers: IncomingHttpHeaders): boolean {

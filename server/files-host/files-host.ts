@@ -6,7 +6,7 @@ import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
 import { contentDisposition, isActiveType, parseRange } from './http-headers.ts';
-import { accelTarget, registerMissingLocationGuard } from './accel-redirect.ts';
+import { accelTarget, registerMissingLocationGuard, signedAccelTarget, type HandOver } from './accel-redirect.ts';
 import { registerPreviewRoute } from './previews-route.ts';
 import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
 import { sendFile } from './send-file.ts';
@@ -45,7 +45,15 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
     handler: (request: FastifyRequest<{ Params: { name: string } }>, reply) => serveFile(deps, cache, request, reply),
   });
   registerPreviewRoute(app, deps);
-  if (deps.config.filesAccelRedirect) registerMissingLocationGuard(app, deps.config.filesAccelRedirect);
+  const prefix = deps.config.filesAccelRedirect;
+  if (prefix) {
+    registerMissingLocationGuard(app, prefix);
+    // The one thing nginx's configuration must get right by hand: which origin it proxies to.
+    if (deps.storage.signedRead) {
+      const origin = (await deps.storage.signedRead('origin-probe')).origin;
+      app.log.info(`downloads are handed to nginx: its internal location ${prefix} must proxy_pass to ${origin}/ (README, "Deployment at scale")`);
+    }
+  }
 }
 
 /**
@@ -197,7 +205,7 @@ async function serveFile(deps: Deps, cache: FileMetaCache, request: FastifyReque
 }
 
 type Answer =
-  | { status: 200; accel: string }
+  | { status: 200; accel: HandOver }
   | { status: 304 }
   | { status: 416 }
   | { status: 200 | 206; range: { start: number; end: number } | null; body: Readable | Buffer | { fd: number } | null };
@@ -225,8 +233,14 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
       throw err;
     }
   }
-  const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, request, meta.storageKey, range);
+  const prefix = deps.config.filesAccelRedirect;
+  const accel = accelTarget(prefix, deps.storage, request, meta.storageKey, range);
   if (accel !== null) return (await stillStored(deps, meta.storageKey)) ? { status: 200, accel } : 'gone';
+  if (prefix !== null && deps.storage.signedRead) {
+    // The store is asked too: a file deleted by now is Stash's 404, not an error nginx makes of the store's.
+    const signed = await signedAccelTarget(prefix, deps.storage, request, meta.storageKey, range);
+    if (signed !== null) return (await stillStored(deps, meta.storageKey)) ? { status: 200, accel: signed } : 'gone';
+  }
   if (deps.storage.openStoredNow) {
     // Local disk: opening the file is the existence check, and costs nothing extra.
     const fd = deps.storage.openStoredNow(meta.storageKey);
@@ -251,12 +265,14 @@ function headersOf(meta: FileMeta, status: 200 | 206 | 304, range: { start: numb
 
 /**
  * A download handed to the proxy in front (accel-redirect.ts): this file's headers and where
- * nginx finds its bytes, but no length and no `Accept-Ranges`, which nginx sends itself for the
- * file it serves (passed on, this one would be said twice).
+ * nginx finds its bytes (and which of them, for a store it fetches), but no length and no
+ * `Accept-Ranges`, which come with the bytes nginx sends (passed on, this one would be said twice).
  */
-function accelHeaders(meta: FileMeta, uri: string): Record<string, string> {
-  const { 'accept-ranges': _sentByNginx, ...headers } = meta.headers;
-  return Object.assign(headers, { 'x-accel-redirect': uri });
+function accelHeaders(meta: FileMeta, handOver: HandOver): Record<string, string> {
+  const { 'accept-ranges': _sentWithTheBytes, ...headers } = meta.headers;
+  Object.assign(headers, { 'x-accel-redirect': handOver.uri });
+  if (handOver.range !== null) headers['x-stash-range'] = handOver.range;
+  return headers;
 }
 
 function send(reply: FastifyReply, meta: FileMeta, answer: Answer) {

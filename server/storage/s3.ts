@@ -48,6 +48,12 @@ const COMPLETE_SILENCE_FACTOR = 6;
 /** A store host that does not take the connection (its packets dropped) fails sooner. */
 const CONNECT_TIMEOUT_MS = 5_000;
 const COPY_CONCURRENCY = 4;
+/**
+ * How long a signed read stays good. The proxy it is handed to asks at once; what it must outlast
+ * is a store whose clock runs ahead of this machine's, so it is the 15 minutes of disagreement S3
+ * allows a signed request (a longer download is fine: only its start is checked).
+ */
+const SIGNED_READ_SECONDS = 15 * 60;
 
 export interface S3Settings {
   endpoint: string | null;
@@ -335,6 +341,17 @@ export class S3Storage implements Storage {
       ),
     );
     for await (const b of res.Body as Readable) yield b as Buffer;
+  }
+
+  /**
+   * A presigned GET of the stored object (files-host/accel-redirect.ts). It signs the host only, so
+   * a proxy may add the `Range` it was told; the presigner loads at the first one (a lean process).
+   */
+  async signedRead(key: string): Promise<URL> {
+    checkKey(key);
+    const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
+    const command = new GetObjectCommand({ Bucket: this.bucket, Key: storedName(key) });
+    return new URL(await getSignedUrl(this.client, command, { expiresIn: SIGNED_READ_SECONDS }));
   }
 
   async stat(key: string): Promise<{ size: number } | null> {

@@ -76,6 +76,12 @@ export interface Storage {
    * is pointed at it (files-host/accel-redirect.ts).
    */
   storedPathWithin?(key: string): string;
+  /**
+   * An address that reads a stored object for a short while without the store's credentials (a
+   * presigned GET on S3), for stores reached over HTTP: a proxy in front fetches it itself
+   * (files-host/accel-redirect.ts).
+   */
+  signedRead?(key: string): Promise<URL>;
   /** Deletes a stored object. Missing keys are fine. */
   delete(key: string): Promise<void>;
   /** Whether the store answers (for /healthz). */

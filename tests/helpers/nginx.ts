@@ -52,11 +52,13 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; op
 
 /**
  * The files host's `server` block of README's nginx configuration ("Deployment at scale"), in
- * front of `upstream` (host:port), on `port`: downloads handed back with `X-Accel-Redirect` are
- * read from `filesDir` (DATA_DIR/storage/files) at `prefix` (FILES_ACCEL_REDIRECT). Keep the two
- * the same: the tests run this one.
+ * front of `upstream` (host:port), on `port`: downloads handed back with `X-Accel-Redirect` at
+ * `prefix` (FILES_ACCEL_REDIRECT) are read from `filesDir` (DATA_DIR/storage/files) on local
+ * disk, or fetched from `storeOrigin` (the S3 store's origin, which Stash's log names). Keep the
+ * two the same: the tests run this one.
  */
-export function filesHostServer(options: { port: number; upstream: string; filesDir: string; prefix: string }): string {
+export function filesHostServer(options: { port: number; upstream: string; prefix: string } & ({ filesDir: string } | { storeOrigin: string })): string {
+  const where = 'filesDir' in options ? localLocation(options.prefix, options.filesDir) : storeLocation(options.prefix, options.storeOrigin);
   return `server {
     listen 127.0.0.1:${options.port};
     location / {
@@ -66,20 +68,57 @@ export function filesHostServer(options: { port: number; upstream: string; files
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Sendfile-Type X-Accel-Redirect;
     }
-    location ${options.prefix} {
+    ${where}
+  }`;
+}
+
+/** Stash's headers that nginx drops from a hand-over (it keeps `Content-Type`, `Content-Disposition` and `Cache-Control`): added back. */
+const STASH_HEADERS = ['ETag', 'Last-Modified', 'X-Content-Type-Options', 'Content-Security-Policy', 'Cross-Origin-Resource-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+const upstreamVar = (header: string) => `$upstream_http_${header.toLowerCase().replaceAll('-', '_')}`;
+const lines = (each: (header: string) => string) => STASH_HEADERS.map(each).join('\n      ');
+
+function localLocation(prefix: string, filesDir: string): string {
+  return `location ${prefix} {
       internal;
-      alias ${options.filesDir}/;
+      alias ${filesDir}/;
       etag off;
       if_modified_since off;
       max_ranges 1;
-      add_header ETag $upstream_http_etag;
-      add_header Last-Modified $upstream_http_last_modified;
-      add_header X-Content-Type-Options $upstream_http_x_content_type_options;
-      add_header Content-Security-Policy $upstream_http_content_security_policy;
-      add_header Cross-Origin-Resource-Policy $upstream_http_cross_origin_resource_policy;
-      add_header X-RateLimit-Limit $upstream_http_x_ratelimit_limit;
-      add_header X-RateLimit-Remaining $upstream_http_x_ratelimit_remaining;
-      add_header X-RateLimit-Reset $upstream_http_x_ratelimit_reset;
-    }
-  }`;
+      ${lines((h) => `add_header ${h} ${upstreamVar(h)};`)}
+    }`;
+}
+
+/**
+ * Stash's headers are read into variables before nginx asks the store, whose answer then fills
+ * `$upstream_http_*`; the store's own headers of the same names are hidden.
+ */
+function storeLocation(prefix: string, storeOrigin: string): string {
+  const kept = (h: string) => `$stash_${h.toLowerCase().replaceAll('-', '_')}`;
+  return `location ${prefix} {
+      internal;
+      ${lines((h) => `set ${kept(h)} ${upstreamVar(h)};`)}
+      set $stash_range $upstream_http_x_stash_range;
+      proxy_pass ${storeOrigin}/;
+      proxy_ssl_server_name on;
+      proxy_buffering off;
+      proxy_buffer_size 256k;
+      proxy_buffers 4 256k;
+      proxy_pass_request_headers off;
+      proxy_intercept_errors on;
+      proxy_set_header Range $stash_range;
+      proxy_hide_header Content-Type;
+      proxy_hide_header ETag;
+      proxy_hide_header Last-Modified;
+      proxy_hide_header Access-Control-Allow-Origin;
+      proxy_hide_header x-amz-id-2;
+      proxy_hide_header x-amz-request-id;
+      proxy_hide_header x-amz-version-id;
+      proxy_hide_header x-amz-server-side-encryption;
+      proxy_hide_header x-amz-expiration;
+      proxy_hide_header x-amz-storage-class;
+      proxy_hide_header x-amz-content-sha256;
+      proxy_hide_header x-amz-sdk-checksum-algorithm;
+      proxy_hide_header x-amzn-requestid;
+      ${lines((h) => `add_header ${h} ${kept(h)};`)}
+    }`;
 }

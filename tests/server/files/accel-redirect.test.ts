@@ -2,11 +2,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Dialect } from '../../../server/db/index.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { filesHostServer, hasNginx, startNginx, type Nginx } from '../../helpers/nginx.ts';
+import { createTestBucket, S3_AVAILABLE, s3Endpoint, s3Env, warnS3Skipped } from '../../helpers/s3-server.ts';
+import { freePort } from '../../helpers/free-port.ts';
+import { serverEnv, spawnServer, waitForHealth } from '../../helpers/server-process.ts';
 
-const PREFIX = '/_stash_files/';
+type Store = 'local' | 's3';
+const PREFIXES: Record<Store, string> = { local: '/_stash_files/', s3: '/_stash_s3/' };
 // Set by the server or the connection, not by the files host; the count left moves with each request.
 const APART = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'server', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
 
@@ -15,33 +20,53 @@ const nginxHere = hasNginx();
 if (!nginxHere && process.env.CI) throw new Error('nginx is not installed; .ci/run installs it (apt-get install nginx)');
 if (!nginxHere) console.warn('SKIPPED: tests/server/files/accel-redirect.test.ts needs nginx (apt-get install nginx)');
 
+// Local disk on every database; the S3 store on one (what differs there is the store, not the database).
+const VARIANTS: [Dialect, Store][] = [...DIALECTS.map((d): [Dialect, Store] => [d, 'local']), ...(S3_AVAILABLE ? [['sqlite', 's3'] as [Dialect, Store]] : [])];
+warnS3Skipped();
+
 /**
  * Issue 9, downloads at nginx's speed (files-host/accel-redirect.ts): with FILES_ACCEL_REDIRECT
- * set and nginx in front as README configures it, a download reaches the client from nginx's
- * `sendfile` with the status, headers and bytes Stash itself sends, whichever of Stash's paths
- * answered (Fastify's route for a name not yet cached, the fast path after), and Stash still
- * decides what may be had: deleted files, 304s, 416s, nginx's internal location.
+ * set and nginx in front as README configures it, a download reaches the client from nginx —
+ * its `sendfile` on local disk, its fetch of a signed read on S3 — with the status, headers and
+ * bytes Stash itself sends, whichever of Stash's paths answered (Fastify's route for a name not
+ * yet cached, the fast path after), and Stash still decides what may be had: deleted files,
+ * 304s, 416s, ranges, nginx's internal location.
  */
-describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (dialect) => {
+describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, files on %s', (dialect, store) => {
+  const PREFIX = PREFIXES[store];
   let t: HttpTestApp;
   let nginx: Nginx | null = null;
   let work = '';
+  let bucket: Awaited<ReturnType<typeof createTestBucket>> | null = null;
   afterEach(async () => {
     await nginx?.stop();
     nginx = null;
     if (work) fs.rmSync(work, { recursive: true, force: true });
     await t?.close();
+    await bucket?.drop();
+    bucket = null;
   });
 
   /** `servers`: nginx's server block in front of the files host (README's by default). */
   async function start(env: Record<string, string> = {}, servers?: (port: number, upstream: string) => string) {
-    // Files on this machine's disk, whatever TEST_STORAGE says: nginx reads them itself (the
-    // setting is refused with STORAGE_DRIVER=s3, tests/server/robustness/config-guards.test.ts).
-    t = await createHttpTestApp(dialect, { env: { STORAGE_DRIVER: 'local', FILES_ACCEL_REDIRECT: PREFIX, ...env } });
+    // The store named, whatever TEST_STORAGE says: nginx reads local files itself, or fetches from S3.
+    let storeEnv: Record<string, string> = { STORAGE_DRIVER: 'local' };
+    if (store === 's3') {
+      const endpoint = await s3Endpoint();
+      bucket = await createTestBucket(endpoint);
+      storeEnv = s3Env(endpoint, bucket.bucket);
+    }
+    t = await createHttpTestApp(dialect, { env: { ...storeEnv, FILES_ACCEL_REDIRECT: PREFIX, ...env } });
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
     const upstream = new URL(t.filesUrl).host;
-    const readme = (port: number) => filesHostServer({ port, upstream, filesDir: path.join(t.dataDir, 'storage', 'files'), prefix: PREFIX });
+    const where = storeEnv.S3_ENDPOINT ? { storeOrigin: storeEnv.S3_ENDPOINT } : { filesDir: path.join(t.dataDir, 'storage', 'files') };
+    const readme = (port: number) => filesHostServer({ port, upstream, prefix: PREFIX, ...where });
     nginx = await startNginx(work, servers ? (port) => servers(port, upstream) : readme);
+  }
+
+  /** Where nginx is pointed for a stored object: its path on disk, or its signed read's path on S3. */
+  function storedAt(key: string): string {
+    return store === 'local' ? `${PREFIX}${key.slice(0, 2)}/${key}` : `${PREFIX}${bucket!.bucket}/files/${key}`;
   }
 
   async function upload(data: Buffer, originalname: string): Promise<{ name: string; token: string }> {
@@ -104,8 +129,18 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
     expect(handed.status).toBe(200);
     expect(handed.body.length).toBe(0);
     const key = (handed.headers.etag ?? '').replaceAll('"', '');
-    expect(handed.headers['x-accel-redirect']).toBe(`${PREFIX}${key.slice(0, 2)}/${key}`);
+    const target = handed.headers['x-accel-redirect'] ?? '';
+    if (store === 'local') expect(target).toBe(storedAt(key));
+    else {
+      // A presigned GET, good for a while, signed for nothing but the store's host.
+      const signed = new URL(target, 'http://nginx');
+      expect(signed.pathname).toBe(storedAt(key));
+      expect(signed.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/);
+      expect(signed.searchParams.get('X-Amz-Expires')).toBe('900');
+      expect(signed.searchParams.get('X-Amz-SignedHeaders')).toBe('host');
+    }
     expect(handed.headers['content-security-policy']).toContain('sandbox');
+    return handed;
   }
 
   it('sends what Stash sends, from nginx, on both of Stash’s paths', async () => {
@@ -115,6 +150,9 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
     // Through Fastify's route (the name is not cached yet), then the fast path (files-host.ts answerFast).
     await expectHandedOver(name);
     await expectHandedOver(name);
+    // The range as Stash read it, for the store to be asked for (nginx cuts a file on disk itself).
+    const ranged = await get(t.filesUrl, name, 'GET', { 'x-sendfile-type': 'X-Accel-Redirect', range: 'bytes=-1000' });
+    expect(ranged.headers['x-stash-range']).toBe(store === 's3' ? 'bytes=299000-299999' : undefined);
     const whole = await get(nginx!.url, name, 'GET', {});
     expect(whole.body.equals(data)).toBe(true);
     expect(whole.all.get('server')).toMatch(/^nginx/);
@@ -151,7 +189,7 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
     expect((await get(nginx!.url, name, 'GET', {})).body.equals(data)).toBe(true);
     const key = ((await get(t.filesUrl, name, 'HEAD', {})).headers.etag ?? '').replaceAll('"', '');
     // The bytes are there, but only Stash's answers may point nginx at them.
-    const internal = await get(nginx!.url, `${PREFIX.slice(1)}${key.slice(0, 2)}/${key}`, 'GET', {});
+    const internal = await get(nginx!.url, storedAt(key).slice(1), 'GET', {});
     expect(internal.status).toBe(404);
     expect(internal.body.includes(data.subarray(0, 64))).toBe(false);
 
@@ -159,6 +197,22 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
     const gone = await get(nginx!.url, name, 'GET', {});
     expect(gone.status).toBe(404);
     expect(gone.body.toString()).toContain('Not found.');
+  });
+
+  it.runIf(store === 's3')('names in its log the origin nginx’s internal location must proxy to', async () => {
+    const endpoint = await s3Endpoint();
+    bucket = await createTestBucket(endpoint);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-accel-'));
+    const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
+    const env = { ...s3Env(endpoint, bucket.bucket), STASH_ROLES: 'files', FILES_ACCEL_REDIRECT: PREFIX, LOG_LEVEL: 'info' };
+    const server = spawnServer(serverEnv(dataDir, ports, env));
+    try {
+      await waitForHealth(server, [`http://127.0.0.1:${ports.files}`]);
+      await expect.poll(() => server.output()).toContain(`its internal location ${PREFIX} must proxy_pass to ${endpoint}/ (README`);
+    } finally {
+      await server.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('says what is missing when nginx has no internal location and passes a download back', async () => {
@@ -169,12 +223,32 @@ describe.skipIf(!nginxHere).each(DIALECTS)('downloads handed to nginx on %s', (d
     const res = await get(nginx!.url, name, 'GET', {});
     expect(res.status).toBe(502);
     expect(JSON.parse(res.body.toString()).error).toBe(
-      'The proxy in front passed a download back instead of sending it: it has no internal location for FILES_ACCEL_REDIRECT (/_stash_files/). See README, "Deployment at scale".',
+      `The proxy in front passed a download back instead of sending it: it has no internal location for FILES_ACCEL_REDIRECT (${PREFIX}). See README, "Deployment at scale".`,
     );
     // Files kept in memory are still served, and the same path asked by anyone but the proxy is unknown.
     const small = randomBytes(1000);
     const { name: smallName } = await upload(small, 'small.bin');
     expect((await get(nginx!.url, smallName, 'GET', {})).body.equals(small)).toBe(true);
     expect((await get(t.filesUrl, `${PREFIX.slice(1)}ab/abcdefgh`, 'GET', {})).status).toBe(404);
+  });
+});
+
+/** A location block's directives, without comments, and without the lines naming where files are (they differ by machine). */
+function directives(config: string, prefix: string): string[] {
+  const lines = config.split('\n').map((line) => line.replace(/#.*/, '').trim().replace(/\s+/g, ' '));
+  const first = lines.indexOf(`location ${prefix} {`);
+  expect(first, `location ${prefix}`).toBeGreaterThan(-1);
+  const block = lines.slice(first + 1, lines.indexOf('}', first));
+  return block.filter((line) => line && !/^(alias|proxy_pass) /.test(line));
+}
+
+describe('README\u2019s nginx configuration', () => {
+  it('is the one the tests run, for both stores', () => {
+    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+    for (const [store, prefix] of Object.entries(PREFIXES)) {
+      const where = store === 'local' ? { filesDir: '/srv/files' } : { storeOrigin: 'http://store' };
+      const tested = filesHostServer({ port: 1, upstream: 'x:1', prefix, ...where });
+      expect(directives(readme, prefix), store).toEqual(directives(tested, prefix));
+    }
   });
 });

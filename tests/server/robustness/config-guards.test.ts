@@ -57,7 +57,7 @@ describe('configuration guards (issue 8 items 5, 11–13)', () => {
     }
   });
 
-  it('hands downloads to the proxy only at a location path it can name, and only from local disk', () => {
+  it('hands downloads to the proxy only at a location path it can name, from local disk or S3', () => {
     expect(loadConfig({ DATA_DIR: os.tmpdir() }).filesAccelRedirect).toBeNull();
     expect(loadConfig({ DATA_DIR: os.tmpdir(), FILES_ACCEL_REDIRECT: '/_stash_files/' }).filesAccelRedirect).toBe('/_stash_files/');
     for (const bad of ['_stash_files/', '/_stash_files', '/', '/a b/', '/a//', '/../', '/a/./']) {
@@ -66,8 +66,6 @@ describe('configuration guards (issue 8 items 5, 11–13)', () => {
       ]);
     }
     const s3 = { STORAGE_DRIVER: 's3', S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' };
-    expect(problemsOf({ ...s3, FILES_ACCEL_REDIRECT: '/_stash_files/' })).toEqual([
-      'FILES_ACCEL_REDIRECT hands files on local disk to the proxy: leave it unset with STORAGE_DRIVER=s3',
-    ]);
+    expect(problemsOf({ ...s3, FILES_ACCEL_REDIRECT: '/_stash_s3/' })).toEqual([]);
   });
 });
