@@ -100,6 +100,8 @@ function storeLocation(prefix: string, storeOrigin: string): string {
       set $stash_range $upstream_http_x_stash_range;
       proxy_pass ${storeOrigin}/;
       proxy_ssl_server_name on;
+      proxy_ssl_verify on;
+      proxy_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt;
       proxy_buffering off;
       proxy_buffer_size 256k;
       proxy_buffers 4 256k;
