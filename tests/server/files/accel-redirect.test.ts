@@ -7,8 +7,6 @@ import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { filesHostServer, hasNginx, startNginx, type Nginx } from '../../helpers/nginx.ts';
 import { createTestBucket, S3_AVAILABLE, s3Endpoint, s3Env, warnS3Skipped } from '../../helpers/s3-server.ts';
-import { freePort } from '../../helpers/free-port.ts';
-import { serverEnv, spawnServer, waitForHealth } from '../../helpers/server-process.ts';
 
 type Store = 'local' | 's3';
 const PREFIXES: Record<Store, string> = { local: '/_stash_files/', s3: '/_stash_s3/' };
@@ -214,27 +212,6 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
     const { name: smallName } = await upload(small, 'small.bin');
     expect((await get(nginx!.url, smallName, 'GET', {})).body.equals(small)).toBe(true);
     expect((await get(t.filesUrl, `${PREFIX.slice(1)}ab/abcdefgh`, 'GET', {})).status).toBe(404);
-  });
-});
-
-/** With S3, nginx proxies to the store: the operator is told where, in the log of a real server process. */
-describe.skipIf(!S3_AVAILABLE)('a files host handing S3 downloads to nginx', () => {
-  it('names in its log the origin nginx’s internal location must proxy to', async () => {
-    const PREFIX = PREFIXES.s3;
-    const endpoint = await s3Endpoint();
-    const bucket = await createTestBucket(endpoint);
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-accel-'));
-    const ports = { site: await freePort(), api: await freePort(), files: await freePort() };
-    const env = { ...s3Env(endpoint, bucket.bucket), STASH_ROLES: 'files', FILES_ACCEL_REDIRECT: PREFIX, LOG_LEVEL: 'info' };
-    const server = spawnServer(serverEnv(dataDir, ports, env));
-    try {
-      await waitForHealth(server, [`http://127.0.0.1:${ports.files}`]);
-      await expect.poll(() => server.output()).toContain(`its internal location ${PREFIX} must proxy_pass to ${endpoint}/ (README`);
-    } finally {
-      await server.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-      await bucket.drop();
-    }
   });
 });
 
