@@ -61,17 +61,17 @@ export function accelTarget(
  * which nginx's internal location proxies to the store's origin, asking for `range` as Stash
  * read it (`bytes=<first>-<last>`, sent to nginx as `X-Stash-Range`): the store never sees the
  * client's own headers, so it cannot read a range, a date or an ETag differently from Stash.
+ * Null at once (no promise) where no hand-over applies, as accelTarget.
  */
-export async function signedAccelTarget(
+export function signedAccelTarget(
   prefix: string | null,
   storage: Storage,
   request: { method?: string | undefined; headers: IncomingHttpHeaders },
   key: string,
   range: { start: number; end: number } | null,
-): Promise<HandOver | null> {
+): Promise<HandOver> | null {
   if (!storage.signedRead || !mayHandOver(prefix, request, range)) return null;
-  const signed = await storage.signedRead(key);
-  return { uri: prefix + signed.pathname.slice(1) + signed.search, range: range ? `bytes=${range.start}-${range.end}` : null };
+  return storage.signedRead(key).then((signed) => ({ uri: prefix + signed.pathname.slice(1) + signed.search, range: range ? `bytes=${range.start}-${range.end}` : null }));
 }
 
 function askedByProxy(headers: IncomingHttpHeaders): boolean {

@@ -236,10 +236,11 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
   const prefix = deps.config.filesAccelRedirect;
   const accel = accelTarget(prefix, deps.storage, request, meta.storageKey, range);
   if (accel !== null) return (await stillStored(deps, meta.storageKey)) ? { status: 200, accel } : 'gone';
-  if (prefix !== null && deps.storage.signedRead) {
-    // The store is asked too: a file deleted by now is Stash's 404, not an error nginx makes of the store's.
-    const signed = await signedAccelTarget(prefix, deps.storage, request, meta.storageKey, range);
-    if (signed !== null) return (await stillStored(deps, meta.storageKey)) ? { status: 200, accel: signed } : 'gone';
+  const signing = signedAccelTarget(prefix, deps.storage, request, meta.storageKey, range);
+  if (signing !== null) {
+    // The store is asked too, meanwhile: a file deleted by now is Stash's 404, not an error nginx makes of the store's.
+    const [there, signed] = await Promise.all([stillStored(deps, meta.storageKey), signing]);
+    return there ? { status: 200, accel: signed } : 'gone';
   }
   if (deps.storage.openStoredNow) {
     // Local disk: opening the file is the existence check, and costs nothing extra.

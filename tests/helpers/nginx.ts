@@ -7,6 +7,17 @@ import { untilAnswers } from './poll.ts';
 /** Debian's nginx (`apt-get install nginx`; .ci/run installs it). */
 export const hasNginx = (): boolean => spawnSync('sh', ['-c', 'command -v nginx']).status === 0;
 
+/**
+ * Whether the test file `file` can start nginx: in CI (.ci/run installs it) a missing one fails
+ * the file rather than skipping it; elsewhere it is skipped, and says so.
+ */
+export function nginxForTests(file: string): boolean {
+  const here = hasNginx();
+  if (!here && process.env.CI) throw new Error('nginx is not installed; .ci/run installs it (apt-get install nginx)');
+  if (!here) console.warn(`SKIPPED: ${file} needs nginx (apt-get install nginx)`);
+  return here;
+}
+
 export interface Nginx {
   url: string;
   pid: number;
@@ -74,7 +85,9 @@ export function filesHostServer(options: { port: number; upstream: string; prefi
 
 /** Stash's headers that nginx drops from a hand-over (it keeps `Content-Type`, `Content-Disposition` and `Cache-Control`): added back. */
 const STASH_HEADERS = ['ETag', 'Last-Modified', 'X-Content-Type-Options', 'Content-Security-Policy', 'Cross-Origin-Resource-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
-const upstreamVar = (header: string) => `$upstream_http_${header.toLowerCase().replaceAll('-', '_')}`;
+/** A header's name as nginx's variables spell it (`X-RateLimit-Limit` → `x_ratelimit_limit`). */
+const varName = (header: string) => header.toLowerCase().replaceAll('-', '_');
+const upstreamVar = (header: string) => `$upstream_http_${varName(header)}`;
 const lines = (each: (header: string) => string) => STASH_HEADERS.map(each).join('\n      ');
 
 function localLocation(prefix: string, filesDir: string): string {
@@ -93,7 +106,7 @@ function localLocation(prefix: string, filesDir: string): string {
  * `$upstream_http_*`; the store's own headers of the same names are hidden.
  */
 function storeLocation(prefix: string, storeOrigin: string): string {
-  const kept = (h: string) => `$stash_${h.toLowerCase().replaceAll('-', '_')}`;
+  const kept = (h: string) => `$stash_${varName(h)}`;
   return `location ${prefix} {
       internal;
       ${lines((h) => `set ${kept(h)} ${upstreamVar(h)};`)}

@@ -8,14 +8,14 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { describe, expect, it } from 'vitest';
 import { createS3Client } from '../../../server/storage/s3.ts';
 import { freePort } from '../../helpers/free-port.ts';
-import { filesHostServer, hasNginx, startNginx } from '../../helpers/nginx.ts';
+import { filesHostServer, nginxForTests, startNginx } from '../../helpers/nginx.ts';
 import { createTestBucket, S3_AVAILABLE, s3Endpoint, s3Env, s3Settings, warnS3Skipped } from '../../helpers/s3-server.ts';
 import { serverEnv, spawnServer, waitForHealth } from '../../helpers/server-process.ts';
 import { createHttpTestApp, randomBytes, sendMultipart } from '../../helpers/upload.ts';
 
 const PREFIX = '/_stash_s3/';
 warnS3Skipped();
-if (!hasNginx() && process.env.CI) throw new Error('nginx is not installed; .ci/run installs it (apt-get install nginx)');
+const nginxHere = nginxForTests('tests/server/files/accel-redirect-s3.test.ts');
 
 /** The store as Stash and nginx reach it: every request passed on to moto as it came, and the signed reads (downloads) recorded. */
 async function recordingStore(moto: URL) {
@@ -39,7 +39,7 @@ async function recordingStore(moto: URL) {
  * signatures, so the request nginx makes is checked here against what S3 verifies: its path,
  * query and Host are those the SDK signs (SigV4, `X-Amz-SignedHeaders=host`).
  */
-describe.skipIf(!S3_AVAILABLE || !hasNginx())('a files host handing S3 downloads to nginx', () => {
+describe.skipIf(!S3_AVAILABLE || !nginxHere)('a files host handing S3 downloads to nginx', () => {
   it('has nginx ask the store for exactly the read Stash signed, at the signed host, with none of the client’s headers', async () => {
     const moto = new URL(await s3Endpoint());
     const bucket = await createTestBucket(moto.origin);

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../../../server/db/index.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
-import { filesHostServer, hasNginx, startNginx, type Nginx } from '../../helpers/nginx.ts';
+import { filesHostServer, nginxForTests, startNginx, type Nginx } from '../../helpers/nginx.ts';
 import { createTestBucket, S3_AVAILABLE, s3Endpoint, s3Env, warnS3Skipped } from '../../helpers/s3-server.ts';
 
 type Store = 'local' | 's3';
@@ -13,10 +13,7 @@ const PREFIXES: Record<Store, string> = { local: '/_stash_files/', s3: '/_stash_
 // Set by the server or the connection, not by the files host; the count left moves with each request.
 const APART = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'server', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
 
-const nginxHere = hasNginx();
-// CI installs nginx (.ci/run): there a missing one is a failure, not a skip.
-if (!nginxHere && process.env.CI) throw new Error('nginx is not installed; .ci/run installs it (apt-get install nginx)');
-if (!nginxHere) console.warn('SKIPPED: tests/server/files/accel-redirect.test.ts needs nginx (apt-get install nginx)');
+const nginxHere = nginxForTests('tests/server/files/accel-redirect.test.ts');
 
 // Local disk on every database; the S3 store on one (what differs there is the store, not the database).
 const VARIANTS: [Dialect, Store][] = [...DIALECTS.map((d): [Dialect, Store] => [d, 'local']), ...(S3_AVAILABLE ? [['sqlite', 's3'] as [Dialect, Store]] : [])];
