@@ -290,7 +290,10 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
     limited = await startServer({ STASH_ROLES: 'files', RATE_LIMITS: 'on', FILES_RATE_LIMIT: '1000000' }, server.dataDir);
     // nginx in front of a files host that hands it downloads (FILES_ACCEL_REDIRECT), both as
     // README's "Deployment at scale" configures them, on the same data.
-    handing = await startServer({ STASH_ROLES: 'files', FILES_ACCEL_REDIRECT: ACCEL_PREFIX }, server.dataDir);
+    // TRUST_PROXY as README sets it behind a proxy: every connection comes from nginx, so no
+    // per-address cap on connections (MAX_CONNECTIONS_PER_IP, 64 otherwise, which nginx opening
+    // one per request went past under wrk -c50).
+    handing = await startServer({ STASH_ROLES: 'files', FILES_ACCEL_REDIRECT: ACCEL_PREFIX, TRUST_PROXY: '127.0.0.1' }, server.dataDir);
     const frontWork = path.join(work, 'nginx-in-front');
     fs.mkdirSync(frontWork);
     const upstream = new URL(handing.filesUrl).host;
@@ -392,7 +395,8 @@ async function serving(server: BenchServer, token: string, url: string, src: Sou
       ratio: `${(median(range.front!) / median(range.nginx!)).toFixed(2)} × nginx's time`,
     });
 
-    rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, `${floor.url}/small.bin`, filesHost, limited));
+    const smallName = smallUrl.split('/').pop();
+    rows.push(...smallFiles(server, smallUrl, `${nginx.url}/small.bin`, `${floor.url}/small.bin`, filesHost, limited, { front: `${front.url}/${smallName}`, proxy: `${proxy.url}/${smallName}` }));
   } finally {
     await nginx.stop();
     await floor.stop();
@@ -425,12 +429,15 @@ const S3_ACCEL_PREFIX = '/_stash_s3/';
  * 4 kB requests under wrk: Stash's files host as one process (the default), as one process per
  * core, and as one process with rate limits on (as `npm start` runs; the bench's servers run with
  * RATE_LIMITS=off), against nginx with a worker per core; all interleaved, each warmed first.
+ * `behind`: one files process behind nginx as README configures it (`front`, connections kept
+ * open by `upstream … keepalive`) and behind the same nginx block without the kept connections
+ * (`proxy`, README's configuration before them).
  */
-function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, floorUrl: string, filesHost: BenchServer, limited: BenchServer): Row[] {
+function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, floorUrl: string, filesHost: BenchServer, limited: BenchServer, behind: { front: string; proxy: string }): Row[] {
   const seconds = options.quick ? 3 : 8;
   const name = smallUrl.split('/').pop();
-  const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, limited: `${limited.filesUrl}/${name}`, nginx: nginxUrl, floor: floorUrl };
-  const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], limited: [], nginx: [], floor: [] };
+  const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, limited: `${limited.filesUrl}/${name}`, nginx: nginxUrl, floor: floorUrl, ...behind };
+  const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], limited: [], nginx: [], floor: [], front: [], proxy: [] };
   // Warmed first, as a server in service is: a fresh Node process's first seconds under wrk run
   // code V8 has not optimised yet, and their p99 was 2-4 x the later runs'.
   for (const url of Object.values(urls)) wrk(url, 2);
@@ -453,7 +460,15 @@ function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, flo
     baseline: `${med(w.floor, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.floor, 'p99'))}`,
     ratio: `${(med(w.one, 'rps') / med(w.floor, 'rps')).toFixed(2)} × the floor's req/s; the floor ${(med(w.floor, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × nginx's`,
   };
-  return [row('one files process', w.one), row(`FILES_PROCESSES=${FILES_PROCESSES}`, w.many), row('one files process, rate limits on', w.limited), floor];
+  const rate = (list: { rps: number; p99: number }[]) => `${med(list, 'rps').toFixed(0)} req/s, p99 ${ms(med(list, 'p99'))}`;
+  const front: Row = {
+    benchmark: `4 kB file through nginx in front of one files process (README's configuration: connections to it kept, upstream keepalive), wrk -t2 -c50 -d${seconds}s`,
+    stash: rate(w.front),
+    baselineName: 'nginx alone / the same nginx block opening a connection per request (README before keepalive)',
+    baseline: `${rate(w.nginx)} / ${rate(w.proxy)}`,
+    ratio: `${(med(w.front, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × nginx's req/s; ${(med(w.front, 'rps') / med(w.proxy, 'rps')).toFixed(2)} × without keepalive, p99 ${(med(w.front, 'p99') / med(w.proxy, 'p99')).toFixed(2)} ×`,
+  };
+  return [row('one files process', w.one), row(`FILES_PROCESSES=${FILES_PROCESSES}`, w.many), row('one files process, rate limits on', w.limited), floor, front];
 }
 
 /** An S3 row beside the local-disk row it repeats, or why it could not run. */

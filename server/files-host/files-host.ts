@@ -48,10 +48,13 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
   const prefix = deps.config.filesAccelRedirect;
   if (prefix) {
     registerMissingLocationGuard(app, prefix);
-    // The one thing nginx's configuration must get right by hand: which origin it proxies to.
+    // The one thing nginx's configuration must get right by hand: which origin it proxies to,
+    // under which host name (the reads are signed for it).
     if (deps.storage.signedRead) {
-      const origin = (await deps.storage.signedRead('origin-probe')).origin;
-      app.log.info(`downloads are handed to nginx: its internal location ${prefix} must proxy_pass to ${origin}/ (README, "Deployment at scale")`);
+      const origin = new URL((await deps.storage.signedRead('origin-probe')).origin);
+      app.log.info(
+        `downloads are handed to nginx: its internal location ${prefix} must proxy to ${origin.origin}/ with Host ${origin.host} (README, "Deployment at scale": upstream stash_s3)`,
+      );
     }
   }
 }
@@ -266,12 +269,15 @@ function headersOf(meta: FileMeta, status: 200 | 206 | 304, range: { start: numb
 
 /**
  * A download handed to the proxy in front (accel-redirect.ts): this file's headers and where
- * nginx finds its bytes (and which of them, for a store it fetches), but no length and no
- * `Accept-Ranges`, which come with the bytes nginx sends (passed on, this one would be said twice).
+ * nginx finds its bytes (and which of them, for a store it fetches), but no `Accept-Ranges`,
+ * which comes with the bytes nginx sends (passed on, this one would be said twice). The answer's
+ * own length is said, 0: nginx keeps its connection to Stash after a hand-over only when it
+ * knows the answer has no body, and a chunked one (Node's default) it closes, a connection
+ * opened and closed per download.
  */
 function accelHeaders(meta: FileMeta, handOver: HandOver): Record<string, string> {
   const { 'accept-ranges': _sentWithTheBytes, ...headers } = meta.headers;
-  Object.assign(headers, { 'x-accel-redirect': handOver.uri });
+  Object.assign(headers, { 'x-accel-redirect': handOver.uri, 'content-length': '0' });
   if (handOver.range !== null) headers['x-stash-range'] = handOver.range;
   return headers;
 }

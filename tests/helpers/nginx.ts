@@ -61,19 +61,27 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000; op
   };
 }
 
+/** Connections each nginx worker keeps open to an upstream between requests (README's `keepalive`). */
+const KEPT_CONNECTIONS = 32;
+
 /**
- * The files host's `server` block of README's nginx configuration ("Deployment at scale"), in
- * front of `upstream` (host:port), on `port`: downloads handed back with `X-Accel-Redirect` at
- * `prefix` (FILES_ACCEL_REDIRECT) are read from `filesDir` (DATA_DIR/storage/files) on local
- * disk, or fetched from `storeOrigin` (the S3 store's origin, which Stash's log names). Keep the
- * two the same: the tests run this one.
+ * The files host's blocks of README's nginx configuration ("Deployment at scale"): its `upstream`
+ * (`upstream`, host:port) with connections kept open between requests, and its `server` on `port`:
+ * downloads handed back with `X-Accel-Redirect` at `prefix` (FILES_ACCEL_REDIRECT) are read from
+ * `filesDir` (DATA_DIR/storage/files) on local disk, or fetched from `storeOrigin` (the S3 store's
+ * origin, which Stash's log names). Keep the two the same: the tests run this one.
  */
 export function filesHostServer(options: { port: number; upstream: string; prefix: string } & ({ filesDir: string } | { storeOrigin: string })): string {
-  const where = 'filesDir' in options ? localLocation(options.prefix, options.filesDir) : storeLocation(options.prefix, options.storeOrigin);
-  return `server {
+  const where = 'filesDir' in options ? localLocation(options.prefix, options.filesDir) : storeLocation(options.prefix, new URL(options.storeOrigin));
+  const store = 'storeOrigin' in options ? keptUpstream('stash_s3', storeServer(new URL(options.storeOrigin))) : '';
+  return `${keptUpstream('stash_files', options.upstream)}
+  ${store}
+  server {
     listen 127.0.0.1:${options.port};
     location / {
-      proxy_pass http://${options.upstream};
+      proxy_pass http://stash_files;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
       proxy_buffering off;
       proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
@@ -81,6 +89,20 @@ export function filesHostServer(options: { port: number; upstream: string; prefi
     }
     ${where}
   }`;
+}
+
+/**
+ * An `upstream` whose connections nginx keeps between requests: without `keepalive` each request
+ * opened a connection of its own and closed it (HTTP/1.0), a handshake per request and a socket
+ * left in TIME_WAIT for each, which a busy site runs out of ports with.
+ */
+function keptUpstream(name: string, server: string): string {
+  return `upstream ${name} { server ${server}; keepalive ${KEPT_CONNECTIONS}; }`;
+}
+
+/** The store's host and port as an upstream's `server` names it (the scheme's port when the origin names none). */
+function storeServer(origin: URL): string {
+  return `${origin.hostname}:${origin.port || (origin.protocol === 'https:' ? '443' : '80')}`;
 }
 
 /** Stash's headers that nginx drops from a hand-over (it keeps `Content-Type`, `Content-Disposition` and `Cache-Control`): added back. */
@@ -103,15 +125,21 @@ function localLocation(prefix: string, filesDir: string): string {
 
 /**
  * Stash's headers are read into variables before nginx asks the store, whose answer then fills
- * `$upstream_http_*`; the store's own headers of the same names are hidden.
+ * `$upstream_http_*`; the store's own headers of the same names are hidden. The read was signed
+ * for the store's host (`X-Amz-SignedHeaders=host`), so that is the `Host` sent and the name its
+ * certificate is checked against, not the upstream's.
  */
-function storeLocation(prefix: string, storeOrigin: string): string {
+function storeLocation(prefix: string, store: URL): string {
   const kept = (h: string) => `$stash_${varName(h)}`;
   return `location ${prefix} {
       internal;
       ${lines((h) => `set ${kept(h)} ${upstreamVar(h)};`)}
       set $stash_range $upstream_http_x_stash_range;
-      proxy_pass ${storeOrigin}/;
+      proxy_pass ${store.protocol}//stash_s3/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host ${store.host};
+      proxy_ssl_name ${store.hostname};
       proxy_ssl_server_name on;
       proxy_ssl_verify on;
       proxy_ssl_trusted_certificate /etc/ssl/certs/ca-certificates.crt;

@@ -33,6 +33,8 @@ export interface TcpProxy {
   releaseAsked(): void;
   /** What clients sent into the silence, piece by piece. */
   unanswered: Buffer[];
+  /** Connections clients opened through the relay so far. */
+  opened(): number;
   /**
    * The answer to each request whose start matches `request` (anchor it: ^POST …) is held back `ms` (a store
    * slow to answer that one call) or, with `ms` null, lost: its connection is cut as the answer
@@ -46,6 +48,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   const unanswered: Buffer[] = [];
   let silent = false;
+  let opened = 0;
   let answerRule: { request: RegExp; ms: number | null } | null = null;
   // Per connection while hold(true) is on: what its server sent and whether it then closed (kept
   // back until released), what its client sent, and whether it was let through.
@@ -57,6 +60,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     new Promise<void>((resolve, reject) => {
       const s = net.createServer((client) => {
         const upstream = net.connect(targetPort, '127.0.0.1');
+        opened += 1;
         sockets.add(client).add(upstream);
         const drop = () => {
           client.destroy();
@@ -162,6 +166,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       for (const k of holding.values()) if (k.sent > 0 && !k.released) k.deliver();
     },
     unanswered,
+    opened: () => opened,
     close: down,
   };
 }

@@ -7,6 +7,7 @@ import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { filesHostServer, nginxForTests, startNginx, type Nginx } from '../../helpers/nginx.ts';
 import { createTestBucket, S3_AVAILABLE, s3Endpoint, s3Env, warnS3Skipped } from '../../helpers/s3-server.ts';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 
 type Store = 'local' | 's3';
 const PREFIXES: Record<Store, string> = { local: '/_stash_files/', s3: '/_stash_s3/' };
@@ -33,6 +34,7 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
   let nginx: Nginx | null = null;
   let work = '';
   let bucket: Awaited<ReturnType<typeof createTestBucket>> | null = null;
+  let relay: TcpProxy | null = null;
   afterEach(async () => {
     await nginx?.stop();
     nginx = null;
@@ -40,10 +42,15 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
     await t?.close();
     await bucket?.drop();
     bucket = null;
+    await relay?.close();
+    relay = null;
   });
 
-  /** `servers`: nginx's server block in front of the files host (README's by default). */
-  async function start(env: Record<string, string> = {}, servers?: (port: number, upstream: string) => string) {
+  /**
+   * `servers`: nginx's server block in front of the files host (README's by default); `relayed`:
+   * nginx reaches the files host through a relay that counts its connections.
+   */
+  async function start(env: Record<string, string> = {}, servers?: (port: number, upstream: string) => string, relayed = false) {
     // The store named, whatever TEST_STORAGE says: nginx reads local files itself, or fetches from S3.
     let storeEnv: Record<string, string> = { STORAGE_DRIVER: 'local' };
     if (store === 's3') {
@@ -53,7 +60,8 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
     }
     t = await createHttpTestApp(dialect, { env: { ...storeEnv, FILES_ACCEL_REDIRECT: PREFIX, ...env } });
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
-    const upstream = new URL(t.filesUrl).host;
+    relay = relayed ? await startTcpProxy(Number(new URL(t.filesUrl).port)) : null;
+    const upstream = new URL(relay?.url ?? t.filesUrl).host;
     const where = storeEnv.S3_ENDPOINT ? { storeOrigin: storeEnv.S3_ENDPOINT } : { filesDir: path.join(t.dataDir, 'storage', 'files') };
     const readme = (port: number) => filesHostServer({ port, upstream, prefix: PREFIX, ...where });
     nginx = await startNginx(work, servers ? (port) => servers(port, upstream) : readme);
@@ -171,6 +179,21 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
     expect(Number(proxied.all.get('x-ratelimit-remaining'))).toBeLessThan(1000);
   });
 
+  it('keeps nginx’s connections to the files host open from one download to the next', async () => {
+    await start({}, undefined, true);
+    const small = randomBytes(4096);
+    const large = randomBytes(300_000);
+    const { name: smallName } = await upload(small, 'small.bin');
+    const { name: largeName } = await upload(large, 'large.bin');
+    for (let i = 0; i < 6; i++) {
+      expect((await get(nginx!.url, smallName, 'GET', {})).body.equals(small)).toBe(true);
+      expect((await get(nginx!.url, largeName, 'GET', { range: 'bytes=0-99' })).body.equals(large.subarray(0, 100))).toBe(true);
+    }
+    // Twelve downloads, one after the other: without README's `keepalive`, twelve connections,
+    // each opened and closed by nginx (one per worker may be opened here).
+    expect(relay!.opened()).toBeLessThanOrEqual(2);
+  });
+
   it('serves small files itself, refuses nginx’s internal location, and a deleted file is gone', async () => {
     await start();
     const small = randomBytes(4096);
@@ -212,22 +235,59 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
   });
 });
 
-/** A location block's directives, without comments, and without the lines naming where files are (they differ by machine). */
-function directives(config: string, prefix: string): string[] {
-  const lines = config.split('\n').map((line) => line.replace(/#.*/, '').trim().replace(/\s+/g, ' '));
-  const first = lines.indexOf(`location ${prefix} {`);
-  expect(first, `location ${prefix}`).toBeGreaterThan(-1);
-  const block = lines.slice(first + 1, lines.indexOf('}', first));
-  return block.filter((line) => line && !/^(alias|proxy_pass) /.test(line));
+/** Each line of `config` as nginx reads it: comments gone, spaces collapsed, blank lines left out. */
+function directiveLines(config: string): string[] {
+  return config
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim().replace(/\s+/g, ' '))
+    .filter(Boolean);
+}
+
+/** The directives of the block `opening` starts (the first one at or after `from`). */
+function block(config: string, opening: string, from = ''): string[] {
+  const lines = directiveLines(config);
+  const start = from ? lines.findIndex((line) => line.includes(from)) : 0;
+  expect(start, from).toBeGreaterThan(-1);
+  const first = lines.indexOf(opening, start);
+  expect(first, opening).toBeGreaterThan(-1);
+  return lines.slice(first + 1, lines.indexOf('}', first));
+}
+
+/** An `upstream` block's directives (written on one line), its servers left out when `servers` is false. */
+function upstream(config: string, name: string, servers = true): string[] {
+  const found = new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(directiveLines(config).join('\n'));
+  expect(found, `upstream ${name}`).not.toBeNull();
+  const all = found![1]!.split(';').map((d) => d.trim()).filter(Boolean);
+  return servers ? all : all.filter((d) => !d.startsWith('server '));
 }
 
 describe('README\u2019s nginx configuration', () => {
+  const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+  const upstreamHost = '10.0.0.13:8082';
+  const tested = {
+    local: filesHostServer({ port: 1, upstream: upstreamHost, prefix: PREFIXES.local, filesDir: '/var/lib/stash/storage/files' }),
+    s3: filesHostServer({ port: 1, upstream: upstreamHost, prefix: PREFIXES.s3, storeOrigin: 'https://stash.s3.eu-west-1.amazonaws.com' }),
+  };
+
   it('is the one the tests run, for both stores', () => {
-    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-    for (const [store, prefix] of Object.entries(PREFIXES)) {
-      const where = store === 'local' ? { filesDir: '/srv/files' } : { storeOrigin: 'http://store' };
-      const tested = filesHostServer({ port: 1, upstream: 'x:1', prefix, ...where });
-      expect(directives(readme, prefix), store).toEqual(directives(tested, prefix));
+    for (const store of ['local', 's3'] as const) {
+      const opening = `location ${PREFIXES[store]} {`;
+      expect(block(readme, opening), store).toEqual(block(tested[store], opening));
+    }
+    expect(block(readme, 'location / {', 'server_name files.example.org')).toEqual(block(tested.local, 'location / {'));
+    expect(upstream(readme, 'stash_files', false)).toEqual(upstream(tested.local, 'stash_files', false));
+    expect(upstream(readme, 'stash_s3')).toEqual(upstream(tested.s3, 'stash_s3'));
+  });
+
+  it('keeps connections open to every upstream, and every location that proxies speaks HTTP/1.1 without closing them', () => {
+    for (const name of ['stash_site', 'stash_api', 'stash_files', 'stash_s3']) expect(upstream(readme, name), name).toContainEqual(expect.stringMatching(/^keepalive \d+$/));
+    const lines = directiveLines(readme.slice(readme.indexOf('```nginx'), readme.indexOf('```', readme.indexOf('```nginx') + 8)));
+    const locations = lines.flatMap((line, i) => (line.startsWith('location ') ? [lines.slice(i + 1, lines.indexOf('}', i))] : []));
+    const proxying = locations.filter((directives) => directives.some((d) => d.startsWith('proxy_pass ')));
+    expect(proxying).toHaveLength(4);
+    for (const directives of proxying) {
+      expect(directives, directives[0]).toContain('proxy_http_version 1.1;');
+      expect(directives, directives[0]).toContain('proxy_set_header Connection "";');
     }
   });
 });
