@@ -15,6 +15,7 @@ import { answerFast, createFilesHost, registerFilesHost } from './files-host/fil
 import { FilesIpLimiter, limitFilesHost } from './files-host/ip-limiter.ts';
 import { registerSite } from './site/site.ts';
 import { registerSecurityHeaders } from './site/security-headers.ts';
+import { closeGentlyAfterEarlyAnswers } from './http/early-answer.ts';
 
 /** Issue 8 item 5: no request may hold a socket forever (Fastify's default requestTimeout is 0). */
 export const TIMEOUTS = {
@@ -73,6 +74,8 @@ export async function buildApi(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(deps));
   recordRoutes(app);
   guardSlowClients(app, deps);
+  // Uploads refused midway reach the client (and nginx in front) as Stash's own answers.
+  closeGentlyAfterEarlyAnswers(app);
   registerErrorHandler(app, { refusedBeforeBody: (request) => refusedBeforeBody(deps, request) });
   await app.register(cors, {
     origin: new URL(deps.config.urls.site).origin,

@@ -92,6 +92,29 @@ export function filesHostServer(options: { port: number; upstream: string; prefi
 }
 
 /**
+ * The API host's blocks of README's nginx configuration ("Deployment at scale"), without TLS:
+ * upload bodies streamed to Stash as they come (`proxy_request_buffering off`), on connections
+ * kept between requests. Keep the two the same: the tests run this one.
+ */
+export function apiHostServer(options: { port: number; upstream: string }): string {
+  return `${keptUpstream('stash_api', options.upstream)}
+  server {
+    listen 127.0.0.1:${options.port};
+    client_max_body_size 1100m;
+    proxy_request_buffering off;
+    proxy_read_timeout 300s;
+    location / {
+      proxy_pass http://stash_api;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+    }
+  }`;
+}
+
+/**
  * An `upstream` whose connections nginx keeps between requests: without `keepalive` each request
  * opened a connection of its own and closed it (HTTP/1.0), a handshake per request and a socket
  * left in TIME_WAIT for each, which a busy site runs out of ports with.
@@ -164,4 +187,20 @@ function storeLocation(prefix: string, store: URL): string {
       proxy_hide_header x-amzn-requestid;
       ${lines((h) => `add_header ${h} ${kept(h)};`)}
     }`;
+}
+
+/** Each line of `config` as nginx reads it: comments gone, spaces collapsed, blank lines left out. */
+export function directiveLines(config: string): string[] {
+  return config
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim().replace(/\s+/g, ' '))
+    .filter(Boolean);
+}
+
+/** An `upstream` block's directives (written on one line), its servers left out when `servers` is false. */
+export function upstreamDirectives(config: string, name: string, servers = true): string[] {
+  const found = new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(directiveLines(config).join('\n'));
+  if (!found) throw new Error(`no upstream ${name} in this configuration`);
+  const all = found[1]!.split(';').map((d) => d.trim()).filter(Boolean);
+  return servers ? all : all.filter((d) => !d.startsWith('server '));
 }

@@ -60,6 +60,12 @@ export interface MultipartRequest {
    * have reached its handler yet and the cut loses what sat unread in its buffer.
    */
   beforeCut?: () => Promise<unknown>;
+  /**
+   * Sent on a connection of its own rather than one kept from an earlier request: after an
+   * upload refused midway nginx answers "keep-alive" but closes, and unlike a browser, Node's
+   * client does not send again a request whose kept connection turned out closed.
+   */
+  newConnection?: boolean;
 }
 
 export interface HttpAnswer {
@@ -87,6 +93,7 @@ export function sendMultipart(url: string, request: MultipartRequest): Promise<H
   return new Promise((resolve, reject) => {
     const req = http.request(url, {
       method: 'POST',
+      ...(request.newConnection ? { agent: false } : {}),
       headers: {
         'content-type': `multipart/form-data; boundary=${boundary}`,
         ...(request.bearer ? { authorization: `Bearer ${request.bearer}` } : {}),

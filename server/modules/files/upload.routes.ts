@@ -47,18 +47,9 @@ export async function registerUploadRoute(app: FastifyInstance, deps: Deps): Pro
         if (bearer) request.caller = await authorize(deps, bearer, ACCESS);
       },
     },
-    async (request, reply) => {
-      try {
-        const answer = await handleUpload(deps, request);
-        // Parts after a placed file were left unread (see handleUpload): don't read the rest.
-        if (!request.raw.complete) void reply.header('connection', 'close');
-        return answer;
-      } catch (err) {
-        // Refused midway through a body: close the connection instead of reading the rest of it.
-        if (!request.raw.complete) void reply.header('connection', 'close');
-        throw err;
-      }
-    },
+    // Refused midway through a body, or parts after a placed file left unread (see handleUpload):
+    // the connection is closed rather than the rest read (http/early-answer.ts).
+    async (request) => handleUpload(deps, request),
   );
 }
 

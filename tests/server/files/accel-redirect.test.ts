@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../../../server/db/index.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
-import { filesHostServer, nginxForTests, startNginx, type Nginx } from '../../helpers/nginx.ts';
+import { directiveLines, filesHostServer, nginxForTests, startNginx, upstreamDirectives, type Nginx } from '../../helpers/nginx.ts';
 import { createTestBucket, S3_AVAILABLE, s3Endpoint, s3Env, warnS3Skipped } from '../../helpers/s3-server.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 
@@ -235,14 +235,6 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
   });
 });
 
-/** Each line of `config` as nginx reads it: comments gone, spaces collapsed, blank lines left out. */
-function directiveLines(config: string): string[] {
-  return config
-    .split('\n')
-    .map((line) => line.replace(/#.*/, '').trim().replace(/\s+/g, ' '))
-    .filter(Boolean);
-}
-
 /** The directives of the block `opening` starts (the first one at or after `from`). */
 function block(config: string, opening: string, from = ''): string[] {
   const lines = directiveLines(config);
@@ -251,14 +243,6 @@ function block(config: string, opening: string, from = ''): string[] {
   const first = lines.indexOf(opening, start);
   expect(first, opening).toBeGreaterThan(-1);
   return lines.slice(first + 1, lines.indexOf('}', first));
-}
-
-/** An `upstream` block's directives (written on one line), its servers left out when `servers` is false. */
-function upstream(config: string, name: string, servers = true): string[] {
-  const found = new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(directiveLines(config).join('\n'));
-  expect(found, `upstream ${name}`).not.toBeNull();
-  const all = found![1]!.split(';').map((d) => d.trim()).filter(Boolean);
-  return servers ? all : all.filter((d) => !d.startsWith('server '));
 }
 
 describe('README\u2019s nginx configuration', () => {
@@ -275,12 +259,12 @@ describe('README\u2019s nginx configuration', () => {
       expect(block(readme, opening), store).toEqual(block(tested[store], opening));
     }
     expect(block(readme, 'location / {', 'server_name files.example.org')).toEqual(block(tested.local, 'location / {'));
-    expect(upstream(readme, 'stash_files', false)).toEqual(upstream(tested.local, 'stash_files', false));
-    expect(upstream(readme, 'stash_s3')).toEqual(upstream(tested.s3, 'stash_s3'));
+    expect(upstreamDirectives(readme, 'stash_files', false)).toEqual(upstreamDirectives(tested.local, 'stash_files', false));
+    expect(upstreamDirectives(readme, 'stash_s3')).toEqual(upstreamDirectives(tested.s3, 'stash_s3'));
   });
 
   it('keeps connections open to every upstream, and every location that proxies speaks HTTP/1.1 without closing them', () => {
-    for (const name of ['stash_site', 'stash_api', 'stash_files', 'stash_s3']) expect(upstream(readme, name), name).toContainEqual(expect.stringMatching(/^keepalive \d+$/));
+    for (const name of ['stash_site', 'stash_api', 'stash_files', 'stash_s3']) expect(upstreamDirectives(readme, name), name).toContainEqual(expect.stringMatching(/^keepalive \d+$/));
     const lines = directiveLines(readme.slice(readme.indexOf('```nginx'), readme.indexOf('```', readme.indexOf('```nginx') + 8)));
     const locations = lines.flatMap((line, i) => (line.startsWith('location ') ? [lines.slice(i + 1, lines.indexOf('}', i))] : []));
     const proxying = locations.filter((directives) => directives.some((d) => d.startsWith('proxy_pass ')));
