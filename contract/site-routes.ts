@@ -26,3 +26,10 @@ export function isClientRoute(url: string): boolean {
   const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
   return CLIENT_ROUTES.includes(trimmed === '' ? '/' : trimmed);
 }
+
+/** The manifest's share_target action (vite.config.ts), which the service worker takes (src/sw/share-target.ts). */
+export const SHARE_TARGET_PATH = '/share-target';
+/** Where a share goes once its files are in the upload queue. */
+export const SHARED_REDIRECT = '/dashboard?shared=1';
+/** Where a share goes whose files could not be kept: the app asks for them through the file picker (src/lib/pwa.ts). */
+export const SHARE_FAILED_REDIRECT = '/dashboard?shared=failed';

@@ -132,6 +132,8 @@ export async function buildFilesHost(deps: Deps): Promise<FastifyInstance> {
 export async function buildSite(deps: Deps, distDir?: string): Promise<FastifyInstance> {
   const app = Fastify(baseOptions(deps));
   guardSlowClients(app, deps);
+  // A share the service worker did not take arrives with its files (site.ts).
+  closeGentlyAfterEarlyAnswers(app);
   // Same answers as the other origins for anything that fails (generic 500, logged).
   registerErrorHandler(app, { jsonNotFound: false });
   // Design §11: CSP, frame and sniffing protection, no source maps unless asked for.

@@ -33,7 +33,7 @@ export function closeGentlyAfterEarlyAnswers(app: FastifyInstance, lingerMs = LI
 /**
  * Node ends a `Connection: close` answer's socket with `destroySoon()` (its server's
  * resOnFinish): end, then destroy as soon as the end is written. For this one socket that
- * becomes the gentle close above (tests/server/scale/api-behind-nginx.test.ts fails if Node
+ * becomes the gentle close above (tests/server/scale/behind-nginx.test.ts fails if Node
  * stops calling it: nginx answers 502 again).
  */
 function lingerOnClose(req: IncomingMessage, lingerMs: number): void {

@@ -2,11 +2,9 @@ import { UploadStore } from '../upload/store/upload-store.ts';
 import { newUploadRecord, writeFileChunks } from '../upload/store/write-chunks.ts';
 import { fingerprintOf } from '../upload/store/fingerprint.ts';
 import { CHUNK_SIZE } from '../../contract/upload-fields.ts';
+import { SHARE_FAILED_REDIRECT, SHARE_TARGET_PATH, SHARED_REDIRECT } from '../../contract/site-routes.ts';
 
-/** The manifest's share_target action (public/manifest.webmanifest). */
-export const SHARE_TARGET_PATH = '/share-target';
-export const SHARED_REDIRECT = '/dashboard?shared=1';
-export const SHARE_FAILED_REDIRECT = '/dashboard?shared=failed';
+export { SHARE_TARGET_PATH };
 
 const writeLock = (id: string) => `stash-upload-write:${id}`;
 

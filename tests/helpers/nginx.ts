@@ -114,6 +114,27 @@ export function apiHostServer(options: { port: number; upstream: string }): stri
   }`;
 }
 
+/** The site host's blocks of README's nginx configuration, without TLS. Keep the two the same: the tests run this one. */
+export function siteHostServer(options: { port: number; upstream: string }): string {
+  const toStash = `proxy_pass http://stash_site;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;`;
+  return `${keptUpstream('stash_site', options.upstream)}
+  server {
+    listen 127.0.0.1:${options.port};
+    location / {
+      ${toStash}
+    }
+    location = /share-target {
+      client_max_body_size 0;
+      proxy_request_buffering off;
+      ${toStash}
+    }
+  }`;
+}
+
 /**
  * An `upstream` whose connections nginx keeps between requests: without `keepalive` each request
  * opened a connection of its own and closed it (HTTP/1.0), a handshake per request and a socket

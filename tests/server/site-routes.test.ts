@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
 import { registerSite } from '../../server/site/site.ts';
+import { SHARE_TARGET_PATH } from '../../contract/site-routes.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -44,6 +45,16 @@ describe('site routes', () => {
     // The app still renders its own 'Page Not Found' screen with a link home.
     expect(res.body).toContain('<div id="root">');
     expect(res.headers['content-type']).toMatch(/text\/html/);
+  });
+
+  it('sends a share no service worker took to the app’s notice, without reading its files', async () => {
+    const boundary = 'stashshare';
+    const payload = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="clip.mp4"\r\nContent-Type: video/mp4\r\n\r\n${'x'.repeat(2 * 1024 * 1024)}\r\n--${boundary}--\r\n`;
+    const res = await site.inject({ method: 'POST', url: SHARE_TARGET_PATH, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/dashboard?shared=failed');
+    // Any other POST is still unknown.
+    expect((await site.inject({ method: 'POST', url: '/dashboard', payload: 'x' })).statusCode).toBe(404);
   });
 
   it('serves robots.txt as text that keeps crawlers out of the signed-in area', async () => {

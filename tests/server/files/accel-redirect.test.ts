@@ -268,7 +268,7 @@ describe('README\u2019s nginx configuration', () => {
     const lines = directiveLines(readme.slice(readme.indexOf('```nginx'), readme.indexOf('```', readme.indexOf('```nginx') + 8)));
     const locations = lines.flatMap((line, i) => (line.startsWith('location ') ? [lines.slice(i + 1, lines.indexOf('}', i))] : []));
     const proxying = locations.filter((directives) => directives.some((d) => d.startsWith('proxy_pass ')));
-    expect(proxying).toHaveLength(4);
+    expect(proxying).toHaveLength(5);
     for (const directives of proxying) {
       expect(directives, directives[0]).toContain('proxy_http_version 1.1;');
       expect(directives, directives[0]).toContain('proxy_set_header Connection "";');

@@ -3,12 +3,16 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { AddressInfo } from 'node:net';
+import { buildSite } from '../../../server/app.ts';
 import { LINGER_MS } from '../../../server/http/early-answer.ts';
-import { apiHostServer, directiveLines, nginxForTests, startNginx, upstreamDirectives, type Nginx } from '../../helpers/nginx.ts';
+import { SHARE_FAILED_REDIRECT, SHARE_TARGET_PATH } from '../../../contract/site-routes.ts';
+import { createTestApp } from '../../helpers/test-app.ts';
+import { apiHostServer, directiveLines, nginxForTests, siteHostServer, startNginx, upstreamDirectives, type Nginx } from '../../helpers/nginx.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
-const nginxHere = nginxForTests('tests/server/scale/api-behind-nginx.test.ts');
+const nginxHere = nginxForTests('tests/server/scale/behind-nginx.test.ts');
 const CHUNK = 4 * 1024 * 1024;
 
 /** README's API block as nginx runs it by default: HTTP/1.0 to Stash, a connection per request. */
@@ -137,5 +141,51 @@ describe.skipIf(!nginxHere)('the api behind README’s nginx block', () => {
     const tested = directiveLines(apiHostServer({ port: 1, upstream: 'x:1' }));
     expect(documented).toEqual(tested.slice(tested.findIndex((line) => line.startsWith('listen ')) + 1).filter((line) => line !== '}'));
     expect(upstreamDirectives(readme, 'stash_api', false)).toEqual(upstreamDirectives(apiHostServer({ port: 1, upstream: 'x:1' }), 'stash_api', false));
+  });
+});
+
+/**
+ * The site behind README's nginx block: a share from another app that no service worker took
+ * (site.ts) is sent to the app's notice, however large, where nginx refused it (413 past 1 MiB)
+ * or Stash answered 404.
+ */
+describe.skipIf(!nginxHere)('the site behind README’s nginx block', () => {
+  it('sends a share no service worker took to the app’s notice, however large', async () => {
+    const t = await createTestApp('sqlite');
+    const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-site-'));
+    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>Stash</title><div id="root"></div>');
+    const site = await buildSite(t.deps, dist);
+    await site.listen({ port: 0, host: '127.0.0.1' });
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
+    const nginx = await startNginx(work, (port) => siteHostServer({ port, upstream: `127.0.0.1:${(site.server.address() as AddressInfo).port}` }));
+    try {
+      const boundary = 'stashshare';
+      const body = Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="clip.mp4"\r\nContent-Type: video/mp4\r\n\r\n`),
+        randomBytes(16 * 1024 * 1024),
+        Buffer.from(`\r\n--${boundary}--\r\n`),
+      ]);
+      const res = await fetch(`${nginx.url}${SHARE_TARGET_PATH}`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body, redirect: 'manual' });
+      expect(res.status, await res.text()).toBe(303);
+      expect(res.headers.get('location')).toBe(SHARE_FAILED_REDIRECT);
+      expect((await fetch(`${nginx.url}/dashboard`)).status).toBe(200);
+    } finally {
+      await nginx.stop();
+      fs.rmSync(work, { recursive: true, force: true });
+      await site.close();
+      await t.close();
+      fs.rmSync(dist, { recursive: true, force: true });
+    }
+  });
+
+  it('is README’s site block', () => {
+    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+    const lines = directiveLines(readme);
+    const from = lines.indexOf('server_name example.org;');
+    expect(from).toBeGreaterThan(-1);
+    const end = lines.indexOf('```', from);
+    const documented = lines.slice(from + 1, end === -1 ? undefined : end).filter((line) => line !== '}');
+    const tested = directiveLines(siteHostServer({ port: 1, upstream: 'x:1' }));
+    expect(documented).toEqual(tested.slice(tested.findIndex((line) => line.startsWith('listen ')) + 1).filter((line) => line !== '}'));
   });
 });
