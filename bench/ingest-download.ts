@@ -443,10 +443,11 @@ function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, flo
   for (const url of Object.values(urls)) wrk(url, 2);
   for (let r = 0; r < 2; r++) for (const [k, url] of Object.entries(urls)) w[k as keyof typeof urls].push(wrk(url, seconds));
   const med = (list: { rps: number; p99: number }[], k: 'rps' | 'p99') => median(list.map((x) => x[k]));
-  const nginx = `${med(w.nginx, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.nginx, 'p99'))}`;
+  const rate = (list: { rps: number; p99: number }[]) => `${med(list, 'rps').toFixed(0)} req/s, p99 ${ms(med(list, 'p99'))}`;
+  const nginx = rate(w.nginx);
   const row = (label: string, list: { rps: number; p99: number }[]): Row => ({
     benchmark: `4 kB file, ${label}, wrk -t2 -c50 -d${seconds}s (2 runs each, after a 2 s warm-up)`,
-    stash: `${med(list, 'rps').toFixed(0)} req/s, p99 ${ms(med(list, 'p99'))}`,
+    stash: rate(list),
     baselineName: `nginx (${FILES_PROCESSES} workers)`,
     baseline: nginx,
     ratio: `${(med(list, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × req/s, ${(med(list, 'p99') / med(w.nginx, 'p99')).toFixed(2)} × p99`,
@@ -455,12 +456,11 @@ function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, flo
   // measured against besides nginx, whose workers are C on every core.
   const floor: Row = {
     benchmark: `4 kB file, the Node floor (serve-floor.mjs, one process), wrk -t2 -c50 -d${seconds}s`,
-    stash: `one files process: ${med(w.one, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.one, 'p99'))}`,
+    stash: `one files process: ${rate(w.one)}`,
     baselineName: 'the Node floor',
-    baseline: `${med(w.floor, 'rps').toFixed(0)} req/s, p99 ${ms(med(w.floor, 'p99'))}`,
+    baseline: rate(w.floor),
     ratio: `${(med(w.one, 'rps') / med(w.floor, 'rps')).toFixed(2)} × the floor's req/s; the floor ${(med(w.floor, 'rps') / med(w.nginx, 'rps')).toFixed(2)} × nginx's`,
   };
-  const rate = (list: { rps: number; p99: number }[]) => `${med(list, 'rps').toFixed(0)} req/s, p99 ${ms(med(list, 'p99'))}`;
   const front: Row = {
     benchmark: `4 kB file through nginx in front of one files process (README's configuration: connections to it kept, upstream keepalive), wrk -t2 -c50 -d${seconds}s`,
     stash: rate(w.front),

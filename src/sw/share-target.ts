@@ -2,9 +2,7 @@ import { UploadStore } from '../upload/store/upload-store.ts';
 import { newUploadRecord, writeFileChunks } from '../upload/store/write-chunks.ts';
 import { fingerprintOf } from '../upload/store/fingerprint.ts';
 import { CHUNK_SIZE } from '../../contract/upload-fields.ts';
-import { SHARE_FAILED_REDIRECT, SHARE_TARGET_PATH, SHARED_REDIRECT } from '../../contract/site-routes.ts';
-
-export { SHARE_TARGET_PATH };
+import { SHARE_FAILED_REDIRECT, SHARED_REDIRECT } from '../../contract/site-routes.ts';
 
 const writeLock = (id: string) => `stash-upload-write:${id}`;
 

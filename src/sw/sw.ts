@@ -2,7 +2,8 @@
 import { clientsClaim } from 'workbox-core';
 import { routeAppShell, routeRuntimeConfig } from './app-shell.ts';
 import { clearApiCache, isCachedRead, networkFirstRead } from './api-cache.ts';
-import { acceptShare, SHARE_TARGET_PATH } from './share-target.ts';
+import { acceptShare } from './share-target.ts';
+import { SHARE_TARGET_PATH } from '../../contract/site-routes.ts';
 import { resumeQueue, SYNC_TAG } from './background-sync.ts';
 import { broadcastChannel } from '../upload/queue/environment.ts';
 

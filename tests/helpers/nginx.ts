@@ -225,3 +225,18 @@ export function upstreamDirectives(config: string, name: string, servers = true)
   const all = found[1]!.split(';').map((d) => d.trim()).filter(Boolean);
   return servers ? all : all.filter((d) => !d.startsWith('server '));
 }
+
+/**
+ * The directives of README's `server` block named `serverName`, and of the tested block `tested`
+ * (one of this file's), made comparable: what names the machine (`listen`), TLS (`ssl_*`, the
+ * deployment's own) and closing braces left out.
+ */
+export function sameServerBlocks(readme: string, serverName: string, tested: string): { documented: string[]; tested: string[] } {
+  const lines = directiveLines(readme);
+  const from = lines.indexOf(`server_name ${serverName};`);
+  if (from === -1) throw new Error(`no server ${serverName} in README`);
+  const ends = [lines.indexOf('server {', from), lines.indexOf('```', from)].filter((i) => i !== -1);
+  const documented = lines.slice(from + 1, Math.min(...ends, lines.length)).filter((line) => !line.startsWith('ssl_') && line !== '}');
+  const ran = directiveLines(tested);
+  return { documented, tested: ran.slice(ran.findIndex((line) => line.startsWith('listen ')) + 1).filter((line) => line !== '}') };
+}

@@ -8,12 +8,13 @@ import { buildSite } from '../../../server/app.ts';
 import { LINGER_MS } from '../../../server/http/early-answer.ts';
 import { SHARE_FAILED_REDIRECT, SHARE_TARGET_PATH } from '../../../contract/site-routes.ts';
 import { createTestApp } from '../../helpers/test-app.ts';
-import { apiHostServer, directiveLines, nginxForTests, siteHostServer, startNginx, upstreamDirectives, type Nginx } from '../../helpers/nginx.ts';
+import { apiHostServer, nginxForTests, sameServerBlocks, siteHostServer, startNginx, upstreamDirectives, type Nginx } from '../../helpers/nginx.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
 const nginxHere = nginxForTests('tests/server/scale/behind-nginx.test.ts');
 const CHUNK = 4 * 1024 * 1024;
+const README = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
 
 /** README's API block as nginx runs it by default: HTTP/1.0 to Stash, a connection per request. */
 const withNginxDefaults = (config: string) => config.replace(/proxy_http_version 1\.1;|proxy_set_header Connection "";| keepalive \d+;/g, '');
@@ -132,15 +133,10 @@ describe.skipIf(!nginxHere)('the api behind README’s nginx block', () => {
   });
 
   it('is README’s API block', () => {
-    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-    const lines = directiveLines(readme);
-    const from = lines.indexOf('server_name api.example.org;');
-    expect(from).toBeGreaterThan(-1);
-    // Its directives but the certificate's (TLS is the deployment's own, not what this tests).
-    const documented = lines.slice(from + 1, lines.indexOf('server {', from)).filter((line) => !line.startsWith('ssl_') && line !== '}');
-    const tested = directiveLines(apiHostServer({ port: 1, upstream: 'x:1' }));
-    expect(documented).toEqual(tested.slice(tested.findIndex((line) => line.startsWith('listen ')) + 1).filter((line) => line !== '}'));
-    expect(upstreamDirectives(readme, 'stash_api', false)).toEqual(upstreamDirectives(apiHostServer({ port: 1, upstream: 'x:1' }), 'stash_api', false));
+    const tested = apiHostServer({ port: 1, upstream: 'x:1' });
+    const blocks = sameServerBlocks(README, 'api.example.org', tested);
+    expect(blocks.documented).toEqual(blocks.tested);
+    expect(upstreamDirectives(README, 'stash_api', false)).toEqual(upstreamDirectives(tested, 'stash_api', false));
   });
 });
 
@@ -179,13 +175,7 @@ describe.skipIf(!nginxHere)('the site behind README’s nginx block', () => {
   });
 
   it('is README’s site block', () => {
-    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-    const lines = directiveLines(readme);
-    const from = lines.indexOf('server_name example.org;');
-    expect(from).toBeGreaterThan(-1);
-    const end = lines.indexOf('```', from);
-    const documented = lines.slice(from + 1, end === -1 ? undefined : end).filter((line) => line !== '}');
-    const tested = directiveLines(siteHostServer({ port: 1, upstream: 'x:1' }));
-    expect(documented).toEqual(tested.slice(tested.findIndex((line) => line.startsWith('listen ')) + 1).filter((line) => line !== '}'));
+    const blocks = sameServerBlocks(README, 'example.org', siteHostServer({ port: 1, upstream: 'x:1' }));
+    expect(blocks.documented).toEqual(blocks.tested);
   });
 });
