@@ -7,7 +7,10 @@ import { newId, nowSeconds } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { HEAD_BYTES, isAllowed, newActualName, storableSize, unknownKind } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
-import { claimFinish, completeFinish, dropUpload, releaseFinish, renewFinish, type UploadRow } from './uploads.repository.ts';
+import type { Database } from '../../db/index.ts';
+import { lockUser } from '../users/users.repository.ts';
+import { quotaExceeded } from './upload-bounds.ts';
+import { claimFinish, completeFinish, dropUpload, releaseFinish, renewFinish, storedFileBytes, type UploadRow } from './uploads.repository.ts';
 
 /**
  * Turns an upload whose bytes are all stored into a listed file (design §7): type from the
@@ -45,7 +48,7 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
       storage_key: key,
       sha256: null,
     };
-    await completeFinish(deps.db, upload.id, row);
+    await completeFinish(deps.db, upload.id, row, await quotaAtListing(deps, caller, size));
     // Previews are made in the background; the answer lists none yet (issue 11 item 9).
     deps.previews.enqueue(row.id);
     const file = toFileRecord(row, caller.username, deps.config.urls.files);
@@ -79,6 +82,23 @@ export async function finishClaimed(deps: Deps, caller: Caller, upload: UploadRo
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * Design §6, the storage quota, where uploads meet: each body is checked against the files
+ * listed when it started, so several whole files streamed at once each saw room for itself
+ * alone and together went past the quota (N requests stored N × the quota). The listing is
+ * checked again in the transaction that lists the file, under the owner's row lock on
+ * PostgreSQL (SQLite runs one transaction at a time): of uploads racing for the last room, the
+ * first listed wins and the rest are refused (413) with their bytes dropped.
+ */
+async function quotaAtListing(deps: Deps, caller: Caller, size: number): Promise<((trx: Database) => Promise<void>) | undefined> {
+  const quota = await deps.settings.storageQuotaBytes(caller.role);
+  if (quota === null) return undefined;
+  return async (trx) => {
+    await lockUser(trx, deps.dialect, caller.id);
+    if ((await storedFileBytes(trx, caller.id)) + size > quota) throw quotaExceeded(quota, caller);
+  };
 }
 
 export async function tooLargeMessage(deps: Deps): Promise<string> {

@@ -214,8 +214,10 @@ export async function releaseFinish(db: Database, id: string): Promise<void> {
   await db.updateTable('uploads').set({ finishing_until: null }).where('id', '=', id).execute();
 }
 
-export async function completeFinish(db: Database, id: string, file: FilesTable): Promise<void> {
+/** Lists `file` and ends upload `id` at once; `beforeListing` may refuse (throw) inside the transaction. */
+export async function completeFinish(db: Database, id: string, file: FilesTable, beforeListing?: (trx: Database) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await beforeListing?.(trx);
     await insertFile(trx, file);
     await trx.deleteFrom('uploads').where('id', '=', id).execute();
   });

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
+import { until } from '../../helpers/poll.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 
 const CHUNK = 256 * 1024;
@@ -92,5 +93,47 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 0 })).status).toBe(400);
     expect((await admin('delete/storagequota', { roleName: 'default' })).status).toBe(200);
     expect((await whole(400 * 1024)).status).toBe(200);
+  });
+
+  it('lets whole files sent at once fill the quota and no more: each is checked again as it is listed', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 1 })).status).toBe(200);
+    // Four bodies of 900 KiB, each held after its first 100 KiB until all four have passed the
+    // check made before streaming (each opened its upload row): each alone fits in 1 MB.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const files = [0, 1, 2, 3].map(() => randomBytes(900 * 1024));
+    const answers = Promise.all(
+      files.map((data, i) =>
+        sendMultipart(`${t.apiUrl}/api/v1/files/upload`, {
+          fields: { token: user.token, originalname: `part-${i}.bin` },
+          file: {
+            data: async function* () {
+              yield data.subarray(0, 100 * 1024);
+              await held;
+              yield data.subarray(100 * 1024);
+            },
+          },
+        }),
+      ),
+    );
+    const open = await until(
+      () => t.deps.db.selectFrom('uploads').select('id').execute(),
+      (rows) => rows.length === 4,
+    );
+    expect(open).toHaveLength(4);
+    release();
+    const results = await answers;
+
+    expect(results.map((r) => r.status).sort()).toEqual([200, 413, 413, 413]);
+    for (const refused of results.filter((r) => r.status === 413)) {
+      expect(refused.body.error).toBe("This upload would exceed your storage quota of 1 MB (role 'default'); delete some files to make room.");
+    }
+    const stats = await postJson(`${t.apiUrl}/api/v1/utils/userstats`, { token: user.token });
+    expect(stats.body).toMatchObject({ stats: { totalFilesUploaded: 1, totalStorageUsed: 900 * 1024 } });
+    // The refused bytes are gone: one stored object, nothing unfinished.
+    expect(await t.store.storedKeys()).toHaveLength(1);
+    expect(await t.store.partialBytes()).toBe(0);
   });
 });
