@@ -5,7 +5,7 @@ import { dummyPasswordHash, hashPassword, verifyPassword } from '../../lib/passw
 import { claimInvite, isClaimable } from '../invites/invites.repository.ts';
 import { USERNAME_TAKEN } from '../users/users.service.ts';
 import { findUserByUsername, insertUser, isUniqueViolation, lockUser } from '../users/users.repository.ts';
-import { API_KEY_PREFIX, createSession } from './caller.repository.ts';
+import { API_KEY_PREFIX, createSessionIfPasswordIs } from './caller.repository.ts';
 import { countApiKeys, deleteOwnApiKey, insertApiKey, listApiKeys } from './auth.repository.ts';
 import type { CaptchaProvider } from './captcha.ts';
 
@@ -49,7 +49,10 @@ export async function login(deps: Deps, input: { username: string; password: str
   if (!user || !ok) throw loginError(401, LOGIN_FAILED);
   // The ban is told only to someone who knows the password.
   if (user.banned === 1) throw loginError(403, 'Your account has been banned.');
-  return createSession(deps.db, user.id);
+  // Changed while it was checked: the password given is no longer this account's.
+  const token = await createSessionIfPasswordIs(deps.db, deps.dialect, user.id, user.password_hash);
+  if (!token) throw loginError(401, LOGIN_FAILED);
+  return token;
 }
 
 /**

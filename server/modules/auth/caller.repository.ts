@@ -1,4 +1,4 @@
-import type { Database } from '../../db/index.ts';
+import type { Database, Dialect } from '../../db/index.ts';
 import { newId, newSecret, nowSeconds, sha256Hex } from '../../lib/ids.ts';
 
 export interface Caller {
@@ -47,6 +47,22 @@ export async function createSession(db: Database, userId: string): Promise<strin
     .values({ id: newId(), user_id: userId, token_hash: sha256Hex(token), created_at: now, last_used_at: now })
     .execute();
   return token;
+}
+
+/**
+ * A session for someone who just proved the password whose hash is `passwordHash`, or null when
+ * it is no longer the account's: a password change (design §6 ends the other sessions) landing
+ * between the check and this insert revoked every session there was, so a session made after it
+ * with the old password would outlive it. PostgreSQL: the user's row is read `for share`, so a
+ * change under way is waited for and then seen, and one that follows waits for this session to
+ * exist before it revokes; SQLite runs one transaction at a time.
+ */
+export async function createSessionIfPasswordIs(db: Database, dialect: Dialect, userId: string, passwordHash: string): Promise<string | null> {
+  return db.transaction().execute(async (trx) => {
+    const q = trx.selectFrom('users').select('password_hash').where('id', '=', userId).where('removing_since', 'is', null);
+    const row = await (dialect === 'postgres' ? q.forShare() : q).executeTakeFirst();
+    return row?.password_hash === passwordHash ? createSession(trx, userId) : null;
+  });
 }
 
 export async function revokeSession(db: Database, sessionId: string): Promise<void> {

@@ -33,6 +33,10 @@ export async function renameUser(deps: Deps, id: string, newUsername: string): P
  * who changed their own password stays signed in on this device.
  */
 export async function setPassword(deps: Deps, id: string, newPassword: string, keepSessionId: string | null): Promise<void> {
-  await updatePasswordHash(deps.db, id, await hashPassword(newPassword));
-  await revokeUserSessions(deps.db, id, keepSessionId);
+  const hash = await hashPassword(newPassword);
+  // One transaction: a crash between the two never leaves the old sessions open under the new password.
+  await deps.db.transaction().execute(async (trx) => {
+    await updatePasswordHash(trx, id, hash);
+    await revokeUserSessions(trx, id, keepSessionId);
+  });
 }
