@@ -5,7 +5,12 @@ export interface Column<T> {
   key: string;
   header: string;
   render: (row: T) => ReactNode;
+  /** A value read as one piece (a date, a size, a badge): never wrapped inside the table. */
+  nowrap?: boolean;
 }
+
+/** Columns past this many stack into cards in a wider box (responsive-table.css, `rtable-many`). */
+const MANY_COLUMNS = 6;
 
 interface Props<T> {
   columns: Column<T>[];
@@ -16,7 +21,8 @@ interface Props<T> {
 }
 
 /**
- * A real table where it has room; where its box is under 640 px each row becomes a card whose
+ * A real table where it has room; where its box is under 720 px (960 with more than six
+ * columns) each row becomes a card whose
  * cells carry their header as a label (responsive-table.css), so nothing scrolls sideways at
  * 360 px (issue 4). The box, not the screen, decides: a phone in landscape shows the admin
  * sidebar, and eight columns in the ~590 px beside it broke every word letter by letter.
@@ -24,7 +30,7 @@ interface Props<T> {
 export function ResponsiveTable<T>({ columns, rows, rowKey, empty = 'Nothing to show.', caption }: Props<T>) {
   if (rows.length === 0) return <p className="table-empty">{empty}</p>;
   return (
-    <div className="rtable-box">
+    <div className={columns.length > MANY_COLUMNS ? 'rtable-box rtable-many' : 'rtable-box'}>
       <table className="rtable">
         {caption && <caption className="visually-hidden">{caption}</caption>}
         <thead>
@@ -40,7 +46,7 @@ export function ResponsiveTable<T>({ columns, rows, rowKey, empty = 'Nothing to 
           {rows.map((row) => (
             <tr key={rowKey(row)}>
               {columns.map((c) => (
-                <td key={c.key} data-label={c.header}>
+                <td key={c.key} data-label={c.header} className={c.nowrap ? 'rtable-nowrap' : undefined}>
                   {c.render(row)}
                 </td>
               ))}

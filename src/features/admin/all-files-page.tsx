@@ -122,10 +122,11 @@ export function AllFilesPage() {
             ),
           },
           { key: 'actual', header: 'Actual name', render: (f) => <code className="admin-break">{f.actual_name}</code> },
-          { key: 'user', header: 'Uploader', render: (f) => f.username },
-          { key: 'size', header: 'Size', render: (f) => formatFileSize(f.size) },
+          // A name like "maya-k" stays whole: beside a long file name the column shrank to break it at its hyphen.
+          { key: 'user', header: 'Uploader', render: (f) => f.username, nowrap: true },
+          { key: 'size', header: 'Size', render: (f) => formatFileSize(f.size), nowrap: true },
           { key: 'type', header: 'Type', render: (f) => <span className="admin-break">{f.mime_type}</span> },
-          { key: 'date', header: 'Uploaded', render: (f) => formatDate(f.time_created) },
+          { key: 'date', header: 'Uploaded', render: (f) => formatDate(f.time_created), nowrap: true },
           {
             key: 'actions',
             header: 'Actions',

@@ -111,9 +111,10 @@ export function InviteLogsPage() {
             key: 'claimed',
             header: 'State',
             render: (i) => <StateBadge state={i.claimed ? 'Claimed' : 'Unclaimed'} />,
+            nowrap: true,
           },
           { key: 'claimedBy', header: 'Claimed by', render: (i) => i.claimedBy ?? '—' },
-          { key: 'createdAt', header: 'Created', render: (i) => formatDate(i.createdAt) },
+          { key: 'createdAt', header: 'Created', render: (i) => formatDate(i.createdAt), nowrap: true },
           {
             key: 'actions',
             header: 'Actions',

@@ -155,8 +155,9 @@ export function UsersPage() {
             key: 'status',
             header: 'Status',
             render: (u) => <StateBadge state={u.banned ? 'Banned' : 'Active'} />,
+            nowrap: true,
           },
-          { key: 'created', header: 'Joined', render: (u) => formatDate(u.time_created) },
+          { key: 'created', header: 'Joined', render: (u) => formatDate(u.time_created), nowrap: true },
           {
             key: 'actions',
             header: 'Actions',

@@ -130,9 +130,10 @@ export function InvitesPage() {
               key: 'status',
               header: 'Status',
               render: (i) => <StateBadge state={i.claimed ? 'Claimed' : 'Unclaimed'} />,
+              nowrap: true,
             },
             { key: 'by', header: 'Claimed by', render: (i) => i.claimedBy ?? '—' },
-            { key: 'created', header: 'Created', render: (i) => formatDate(i.createdAt) },
+            { key: 'created', header: 'Created', render: (i) => formatDate(i.createdAt), nowrap: true },
             {
               key: 'actions',
               header: 'Actions',
