@@ -127,11 +127,12 @@ describe('the landing page on a phone on its side', () => {
 });
 
 describe('file names on a phone', () => {
-  it('shows a long name whole, so two photos that differ near the end can be told apart, and cuts an endless one after a few lines', async () => {
+  it('shows a long name whole, so two photos that differ near the end can be told apart, and an endless one by its start and its end', async () => {
     const { token } = await newUser(stack, 'names');
     const names = ['PXL_20261201_093012345_holiday_by_the_sea_with_grandma.png', 'PXL_20261201_093012346_holiday_by_the_sea_with_grandma.png'];
-    // A name near the 255-character limit is cut after a few lines, not a card-high wall of text.
-    const endless = `${'a_very_long_name_'.repeat(14)}.png`;
+    // A name near the 255-character limit is shortened in its middle, not a card-high wall of
+    // text, and not cut at the end either: cut after three lines it lost its ".png".
+    const endless = `${'a_very_long_name_'.repeat(13)}taken_at_noon.png`;
     for (const n of [...names, endless]) await uploadViaApi(stack, token, n, await photoPng(), 'image/png');
     const phone = await openPhone(stack, token, 'none');
     const { page } = phone;
@@ -140,20 +141,39 @@ describe('file names on a phone', () => {
       page.locator(selector).evaluateAll((els) =>
         els.map((el) => ({ text: el.textContent, whole: el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight + 1 })),
       );
-    const linesShown = (selector: string) =>
-      page
-        .locator(selector, { hasText: endless })
-        .evaluate((el) => ({ lines: Math.round(el.clientHeight / parseFloat(getComputedStyle(el).lineHeight)), cut: el.scrollHeight > el.clientHeight + 1 }));
+    const endlessShown = (selector: string) =>
+      page.locator(selector, { hasText: endless }).evaluate((el) => {
+        const shown = el.querySelector('[aria-hidden="true"]')?.textContent ?? '';
+        return {
+          cut: el.scrollHeight > el.clientHeight + 1,
+          end: shown.endsWith('_taken_at_noon.png'),
+          start: shown.startsWith('a_very_long_name_a_very_'),
+          // A screen reader still hears the whole name.
+          heard: el.querySelector('.visually-hidden')?.textContent,
+        };
+      });
     try {
       await page.goto(`${stack.siteUrl}/uploaded`);
       await page.locator('.file-name').nth(1).waitFor();
       expect(await shownWhole('.file-name')).toEqual(expect.arrayContaining(names.map((text) => ({ text, whole: true }))));
-      expect(await linesShown('.file-name')).toEqual({ lines: 3, cut: true });
+      expect(await endlessShown('.file-name')).toEqual({ cut: false, end: true, start: true, heard: endless });
 
+      // Recent uploads' cards are half as wide: a name gives way sooner there, still told apart
+      // from the other by its start and ending as it does.
       await page.goto(`${stack.siteUrl}/dashboard`);
       await page.locator('.recent-name').nth(1).waitFor();
-      expect(await shownWhole('.recent-name')).toEqual(expect.arrayContaining(names.map((text) => ({ text, whole: true }))));
-      expect(await linesShown('.recent-name')).toEqual({ lines: 4, cut: true });
+      const recent = await page.locator('.recent-name').evaluateAll((els) =>
+        els.map((el) => ({
+          shown: el.querySelector('[aria-hidden="true"]')?.textContent ?? el.textContent,
+          heard: el.querySelector('.visually-hidden')?.textContent ?? el.textContent,
+          whole: el.scrollHeight <= el.clientHeight + 1,
+        })),
+      );
+      const photos = recent.filter((r) => names.includes(r.heard ?? ''));
+      expect(photos).toHaveLength(2);
+      expect(new Set(photos.map((p) => p.shown)).size).toBe(2);
+      expect(photos.every((p) => p.whole && p.shown?.endsWith('with_grandma.png'))).toBe(true);
+      expect(await endlessShown('.recent-name')).toEqual({ cut: false, end: true, start: true, heard: endless });
       expect(phone.errors).toEqual([]);
     } finally {
       await phone.close();
@@ -234,6 +254,111 @@ describe('the admin filters', () => {
       expect(await search.evaluate((el) => getComputedStyle(el.closest('label')!).fontWeight)).toBe('600');
     } finally {
       await admin.close();
+    }
+  });
+});
+
+describe('the admin tables', () => {
+  it('read as cards on a phone on its side and as a table on a desktop, no word broken inside either', async () => {
+    const { token } = await newUser(stack, 'tables');
+    await uploadViaApi(stack, token, 'holiday.png', await photoPng(), 'image/png');
+    const adminToken = await stack.login(ADMIN.username, ADMIN.password);
+    // Cells that must never break: at 716 px beside the sidebar All files' eight columns broke
+    // dates into "12- / 05- / 20 / 26" and Invite Logs' badge into "Unclaime / d".
+    const brokenCells = (page: Page, labels: string[]) =>
+      page.locator(labels.map((l) => `.rtable td[data-label="${l}"]`).join(', ')).evaluateAll((cells) =>
+        cells
+          .filter((td) => {
+            // A text that wraps has a box on each line it takes.
+            const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+            for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+              const range = document.createRange();
+              range.selectNodeContents(text);
+              if (new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size > 1) return true;
+            }
+            return false;
+          })
+          .map((td) => `${td.getAttribute('data-label')}: ${td.textContent}`),
+      );
+    const stacked = (page: Page) => page.locator('.rtable tbody tr').first().evaluate((tr) => getComputedStyle(tr).display === 'block');
+    for (const [viewport, cards] of [
+      [{ width: 740, height: 360 }, true],
+      [{ width: 1280, height: 800 }, false],
+    ] as const) {
+      const admin = await openPhone(stack, adminToken, 'none', viewport, cards);
+      const { page } = admin;
+      try {
+        await page.goto(`${stack.siteUrl}/admin/uploaded`);
+        await page.locator('.rtable tbody tr').first().waitFor();
+        expect(await stacked(page)).toBe(cards);
+        expect(await brokenCells(page, ['Uploader', 'Size', 'Uploaded'])).toEqual([]);
+        await screenshot(page, `admin-tables-${viewport.width}-uploaded`);
+
+        await page.goto(`${stack.siteUrl}/admin/invitelogs`);
+        await page.locator('.rtable tbody tr').first().waitFor();
+        expect(await stacked(page)).toBe(cards);
+        expect(await brokenCells(page, ['State', 'Created'])).toEqual([]);
+        await screenshot(page, `admin-tables-${viewport.width}-invitelogs`);
+        expect(admin.errors).toEqual([]);
+      } finally {
+        await admin.close();
+      }
+    }
+  });
+});
+
+describe('the admin section tabs on a phone', () => {
+  it('stay where they are from screen to screen', async () => {
+    const admin = await openPhone(stack, await stack.login(ADMIN.username, ADMIN.password), 'none', { width: 360, height: 740 });
+    const { page } = admin;
+    // The bold active tab was wider, so the row wrapped differently on each screen.
+    const tabs = () =>
+      page.locator('.section-tabs a').evaluateAll((links) =>
+        links.map((a) => {
+          const r = a.getBoundingClientRect();
+          return `${a.textContent}@${Math.round(r.x)},${Math.round(r.y)},${Math.round(r.width)}`;
+        }),
+      );
+    try {
+      const seen: string[][] = [];
+      for (const screen of ['uploaded', 'users', 'settings', 'invitelogs']) {
+        await page.goto(`${stack.siteUrl}/admin/${screen}`);
+        await page.locator(`.section-tabs a.active[href="/admin/${screen}"]`).waitFor();
+        seen.push(await tabs());
+      }
+      expect(seen[0]!.length).toBeGreaterThan(1);
+      for (const placed of seen.slice(1)) expect(placed).toEqual(seen[0]);
+      expect(admin.errors).toEqual([]);
+    } finally {
+      await admin.close();
+    }
+  });
+});
+
+describe('a file card on a phone', () => {
+  it('keeps its buttons in place while "Copied to clipboard" shows', async () => {
+    const { token } = await newUser(stack, 'copyjump');
+    await uploadViaApi(stack, token, 'beach.png', await photoPng(), 'image/png');
+    const phone = await openPhone(stack, token, 'none', { width: 360, height: 740 });
+    const { page } = phone;
+    const card = page.locator('.file-card').first();
+    const buttons = () =>
+      card.locator('.row button').evaluateAll((els) => els.map((b) => {
+        const r = b.getBoundingClientRect();
+        return `${b.textContent}@${Math.round(r.x)},${Math.round(r.y)}`;
+      }));
+    try {
+      await page.goto(`${stack.siteUrl}/uploaded`);
+      await card.getByRole('button', { name: 'Copy link' }).waitFor();
+      const before = await buttons();
+      await card.getByRole('button', { name: 'Copy link' }).click();
+      await card.getByText('Copied to clipboard').waitFor();
+      // Shown, the confirmation took a line in the row: Share and the rest went to a new line.
+      expect(await buttons()).toEqual(before);
+      await screenshot(page, 'phone-360-uploaded-copied');
+      expect(phone.errors).toEqual([]);
+    } finally {
+      await phone.close();
     }
   });
 });
