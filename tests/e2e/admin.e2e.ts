@@ -126,14 +126,27 @@ describe('the admin screens against the real server', () => {
       const maintenance = admin.page.getByRole('switch', { name: /Maintenance mode/ });
       await expect.poll(() => maintenance.isEnabled()).toBe(true);
       expect(await maintenance.isChecked()).toBe(false);
+      // One stray tap locked everyone out: turning it on asks first, and Cancel changes nothing.
       await maintenance.click();
+      const ask = admin.page.getByRole('alertdialog', { name: /Turn on maintenance mode\? Everyone but admins will be locked out/ });
+      await ask.waitFor();
+      // The box does not tick while the question is open, nor after a "no".
+      expect(await maintenance.isChecked()).toBe(false);
+      await ask.getByRole('button', { name: 'Cancel' }).click();
+      await ask.waitFor({ state: 'detached' });
+      expect(await maintenance.isChecked()).toBe(false);
+      expect((await stack.api('/api/v1/utils/userstats', { token })).status).toBe(200);
+      await maintenance.click();
+      await ask.getByRole('button', { name: 'Turn on' }).click();
       await expect.poll(async () => (await maintenance.isChecked()) && (await maintenance.isEnabled())).toBe(true);
       // Design §6: under maintenance every other call from a non-admin gets 503.
       expect((await stack.api('/api/v1/utils/userstats', { token })).status).toBe(503);
       await screenshot(admin.page, 'admin-1280-settings-maintenance-on');
 
+      // Turning it off lets people back in: nothing to ask.
       await maintenance.click();
       await expect.poll(async () => (await maintenance.isChecked()) === false && (await maintenance.isEnabled())).toBe(true);
+      expect(await admin.page.getByRole('alertdialog').count()).toBe(0);
       expect((await stack.api('/api/v1/utils/userstats', { token })).status).toBe(200);
 
       // A default user who types an admin address lands on /dashboard.

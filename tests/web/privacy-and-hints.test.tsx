@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { render, screen, within } from '@testing-library/react';
 import { renderApp } from './helpers/render-app.tsx';
 import { SiteSwitches } from '../../src/features/admin/site-switches.tsx';
+import { ConfirmProvider } from '../../src/components/confirm-dialog.tsx';
 
 const api = vi.hoisted(() => ({ impl: (..._args: unknown[]): Promise<unknown> => Promise.resolve({ success: true, settings: { allow_uploading: false, maintenance_mode: false, max_file_size: 1024 } }) }));
 vi.mock('../../src/lib/api-client.ts', async (importOriginal) => ({
@@ -27,7 +28,11 @@ describe('privacy page contact address (design §11, issue 8 item 12)', () => {
 
 describe('the Allow uploading hint (issue 8 item 14)', () => {
   it('says admins cannot upload either while it is off, as the server enforces', async () => {
-    render(<SiteSwitches />);
+    render(
+      <ConfirmProvider>
+        <SiteSwitches />
+      </ConfirmProvider>,
+    );
     const sw = await screen.findByRole('switch', { name: /Allow uploading/ });
     const hint = document.getElementById(sw.getAttribute('aria-describedby') ?? '');
     expect(hint).toHaveTextContent('When off, nobody can upload, admins included.');

@@ -69,8 +69,31 @@ describe('admin site settings screen', () => {
     await waitFor(() => expect(screen.getByRole('switch', { name: /Allow uploading/ })).toBeChecked());
     expect(maintenance).not.toBeChecked();
     await userEvent.click(maintenance);
+    // Locking everyone out asks first: Cancel sends nothing.
+    await userEvent.click(within(await screen.findByRole('alertdialog', { name: /Turn on maintenance mode\?/ })).getByRole('button', { name: 'Cancel' }));
+    expect(screen.getByRole('switch', { name: /Maintenance mode/ })).not.toBeChecked();
+    expect(server.calls.some((c) => c.path === '/api/v1/admin/update/settings')).toBe(false);
+    await userEvent.click(maintenance);
+    await userEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Turn on' }));
     await waitFor(() => expect(screen.getByRole('switch', { name: /Maintenance mode/ })).toBeChecked());
     expect(server.calls.find((c) => c.path === '/api/v1/admin/update/settings')?.body).toEqual({ setting: 'maintenance_mode', value: true });
+  });
+
+  it('asks before stopping every upload, and not before allowing them again', async () => {
+    const server = serve();
+    renderAdmin('/admin/settings', ADMIN);
+    const uploading = await screen.findByRole('switch', { name: /Allow uploading/ });
+    await waitFor(() => expect(uploading).toBeChecked());
+    await userEvent.click(uploading);
+    await userEvent.click(within(await screen.findByRole('alertdialog', { name: /Stop all uploads\?/ })).getByRole('button', { name: 'Stop uploads' }));
+    await waitFor(() => expect(screen.getByRole('switch', { name: /Allow uploading/ })).not.toBeChecked());
+    await userEvent.click(screen.getByRole('switch', { name: /Allow uploading/ }));
+    await waitFor(() => expect(screen.getByRole('switch', { name: /Allow uploading/ })).toBeChecked());
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    expect(server.calls.filter((c) => c.path === '/api/v1/admin/update/settings').map((c) => c.body)).toEqual([
+      { setting: 'allow_uploading', value: false },
+      { setting: 'allow_uploading', value: true },
+    ]);
   });
 
   it('shows the max file size in GB from 1024 MB and saves a new value in MB', async () => {
