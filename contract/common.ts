@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { PASSWORD_MAX, PASSWORD_MIN, USERNAME_MAX, USERNAME_MIN, USERNAME_PATTERN } from './account-rules.ts';
 
 /**
  * One endpoint of spec §7: its path, its request body and its success answer. The server
@@ -27,10 +28,10 @@ export function Body<P extends Record<string, TSchema>>(properties: P) {
 // Spec §3: the token travels in the body; design §5 also accepts `Authorization: Bearer`.
 export const Token = Type.Optional(Type.String({ minLength: 1, maxLength: 512 }));
 
-/** Design §6: 3–32 letters, digits, `_`, `.`, `-`. */
-export const Username = Type.String({ minLength: 3, maxLength: 32, pattern: '^[A-Za-z0-9_.-]+$' });
+/** Design §6: 3–32 letters, digits, `_`, `.`, `-` (account-rules.ts, shared with the forms). */
+export const Username = Type.String({ minLength: USERNAME_MIN, maxLength: USERNAME_MAX, pattern: USERNAME_PATTERN });
 /** Design §6: 8–256 characters. */
-export const Password = Type.String({ minLength: 8, maxLength: 256 });
+export const Password = Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX });
 export const Id = Type.String({ minLength: 1, maxLength: 64 });
 export const Page = Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 }));
 /** Design §9: pageSize/limit at most 100. */

@@ -176,7 +176,33 @@ async function requestOnce(url: URL, options: SafeFetchOptions, deadline: FetchD
     req.on('error', (err) => {
       if (err instanceof UrlRefusedError) reject(err);
       else if (/not allowed/.test(err.message)) reject(new UrlRefusedError('The URL points to a private or reserved address, which is not allowed.'));
-      else reject(new UrlRefusedError(`The URL could not be fetched (${(err as NodeJS.ErrnoException).code ?? err.message}).`));
+      else reject(new UrlRefusedError(unreachableMessage((err as NodeJS.ErrnoException).code)));
     });
   });
+}
+
+/**
+ * Why a URL could not be fetched, in words a person can act on: "(ENOTFOUND)" said nothing to
+ * someone pasting a link on a phone.
+ */
+export function unreachableMessage(code: string | undefined): string {
+  switch (code) {
+    case 'ENOTFOUND':
+      return "The URL's server name could not be found. Check the address for a typo.";
+    case 'EAI_AGAIN':
+      return "The URL's server name could not be looked up right now. Try again in a moment.";
+    case 'ECONNREFUSED':
+      return "The URL's server refused the connection.";
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return "The URL's server closed the connection before sending the file.";
+    case 'ETIMEDOUT':
+    case 'ENETUNREACH':
+    case 'EHOSTUNREACH':
+      return "The URL's server could not be reached.";
+    default:
+      return code && /CERT|SSL|TLS|SIGNATURE|ISSUER/.test(code)
+        ? "The URL's server has an HTTPS certificate that cannot be trusted."
+        : 'The URL could not be fetched.';
+  }
 }

@@ -138,6 +138,27 @@ describe('register (spec §2, §5)', () => {
     expect(apiCall).not.toHaveBeenCalled();
   });
 
+  it('says what a username and a password must be before sending, not the API field names', async () => {
+    routeCalls(apiCall, {});
+    await open('/register');
+    const user = userEvent.setup();
+    await user.type(screen.getByLabelText('Username'), 'al');
+    await user.type(screen.getByLabelText('Password'), 'long-password');
+    await user.type(screen.getByLabelText('Confirm password'), 'long-password');
+    await user.type(screen.getByLabelText('Invite code'), 'INVITE-1');
+    await user.click(screen.getByRole('checkbox'));
+    await user.click(screen.getByRole('button', { name: 'Register' }));
+    expect(screen.getByRole('alert')).toHaveTextContent('Usernames are 3 to 32 letters, digits, _, . or -.');
+    await user.type(screen.getByLabelText('Username'), 'ice');
+    await user.clear(screen.getByLabelText('Password'));
+    await user.type(screen.getByLabelText('Password'), 'short');
+    await user.clear(screen.getByLabelText('Confirm password'));
+    await user.type(screen.getByLabelText('Confirm password'), 'short');
+    await user.click(screen.getByRole('button', { name: 'Register' }));
+    expect(screen.getByRole('alert')).toHaveTextContent('Passwords are 8 to 256 characters.');
+    expect(apiCall).not.toHaveBeenCalled();
+  });
+
   it('requires every field', async () => {
     routeCalls(apiCall, {});
     await open('/register');

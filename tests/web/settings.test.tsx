@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { buildSharexConfig } from '../../src/features/settings/sharex.ts';
 import { ApiError } from '../../src/lib/api-client.ts';
@@ -89,6 +89,25 @@ describe('ShareX configuration (issue 4)', () => {
     await userEvent.setup().click(screen.getByRole('button', { name: 'Generate API key' }));
     expect(await screen.findByText('sk_new_0…6789')).toBeInTheDocument();
   });
+
+  it('shows each key in a box of its own, named, with its own Revoke', async () => {
+    const keys = [
+      { _id: 'k1', key: 'sk_live_aaaaaaaa1111' },
+      { _id: 'k2', key: 'sk_live_bbbbbbbb2222' },
+    ];
+    routeCalls(
+      apiCall,
+      settingsHandlers({
+        '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [...keys] }),
+        '/api/v1/auth/apikeys/revoke': () => ({ success: true }),
+      }),
+    );
+    renderApp('/settings');
+    const second = await screen.findByRole('listitem', { name: 'Key 2 sk_live_…2222' });
+    expect(screen.getByRole('listitem', { name: 'Key 1 sk_live_…1111' })).toBeInTheDocument();
+    await userEvent.setup().click(within(second).getByRole('button', { name: 'Revoke' }));
+    expect(await screen.findByRole('alertdialog', { name: 'Revoke the API key sk_live_…2222? Tools using it will stop working.' })).toBeInTheDocument();
+  });
 });
 
 describe('account forms (spec §5, §8)', () => {
@@ -122,6 +141,22 @@ describe('account forms (spec §5, §8)', () => {
     await user.type(await screen.findByLabelText('New username'), 'grace');
     await user.click(screen.getByRole('button', { name: 'Update username' }));
     expect(await screen.findByRole('alert')).toHaveTextContent(/^Error updating username\.$/);
+  });
+
+  it('says what a username and a new password must be before sending, not the API field names', async () => {
+    routeCalls(apiCall, settingsHandlers());
+    renderApp('/settings');
+    const user = userEvent.setup();
+    await user.type(await screen.findByLabelText('New username'), 'x!');
+    await user.click(screen.getByRole('button', { name: 'Update username' }));
+    expect(await screen.findByText('Error updating username. Usernames are 3 to 32 letters, digits, _, . or -.')).toBeInTheDocument();
+    await user.type(screen.getByLabelText('Current password'), 'old-password');
+    await user.type(screen.getByLabelText('New password'), 'short');
+    await user.type(screen.getByLabelText('Confirm new password'), 'short');
+    await user.click(screen.getByRole('button', { name: 'Update password' }));
+    expect(await screen.findByText('Error updating password. Passwords are 8 to 256 characters.')).toBeInTheDocument();
+    expect(apiCall).not.toHaveBeenCalledWith('/api/v1/utils/changeuser', expect.anything());
+    expect(apiCall).not.toHaveBeenCalledWith('/api/v1/utils/changepassword', expect.anything());
   });
 });
 

@@ -3,9 +3,9 @@ import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import type { adminUpdatePassword, adminUpdateUsername } from '../../../contract/admin.ts';
 import { GENERAL_FAILURE, type AdminUserRow } from './admin-types.ts';
-
 // Design §6: the same rules the server applies, checked first so a typo costs no round trip.
-const USERNAME_RULE = /^[A-Za-z0-9_.-]{3,32}$/;
+import { passwordProblem, usernameProblem } from '../../../contract/account-rules.ts';
+
 
 interface Props {
   user: AdminUserRow;
@@ -23,12 +23,9 @@ export function UserEditForm({ user, kind, onDone }: Props) {
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (rename && !USERNAME_RULE.test(value)) {
-      setProblem('Usernames are 3 to 32 letters, digits, _, . or -.');
-      return;
-    }
-    if (!rename && (value.length < 8 || value.length > 256)) {
-      setProblem('Passwords are 8 to 256 characters.');
+    const problem = rename ? usernameProblem(value) : passwordProblem(value);
+    if (problem) {
+      setProblem(problem);
       return;
     }
     setBusy(true);

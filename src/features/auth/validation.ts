@@ -1,3 +1,5 @@
+import { passwordProblem, usernameProblem } from '../../../contract/account-rules.ts';
+
 /** Spec §5 rules for the sign-in forms, word for word. */
 export const MSG_LOGIN_CAPTCHA = 'You must verify the captcha';
 export const MSG_REGISTER_CAPTCHA = 'Please verify the captcha.';
@@ -21,5 +23,5 @@ export function validateRegister(input: RegisterInput): string | null {
   if (!input.agreed) return MSG_AGREE;
   if (!input.username.trim() || !input.password || !input.confirmPassword || !input.inviteKey.trim()) return MSG_FILL_ALL;
   if (input.password !== input.confirmPassword) return MSG_PASSWORDS_DIFFER;
-  return null;
+  return usernameProblem(input.username.trim()) ?? passwordProblem(input.password);
 }

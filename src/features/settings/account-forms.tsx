@@ -4,6 +4,7 @@ import { call, toApiError } from '../../lib/api-client.ts';
 import { notifySuccess } from '../../lib/notify.ts';
 import { useSession } from '../../lib/session.tsx';
 import { Banner } from '../../components/banner.tsx';
+import { passwordProblem, usernameProblem } from '../../../contract/account-rules.ts';
 
 export const MSG_USERNAME_FAILED = 'Error updating username.';
 export const MSG_PASSWORD_FAILED = 'Error updating password.';
@@ -24,6 +25,11 @@ export function ChangeUsernameForm() {
   async function submit(e: FormEvent) {
     e.preventDefault();
     setError('');
+    const problem = usernameProblem(name.trim());
+    if (problem) {
+      setError(`${MSG_USERNAME_FAILED} ${problem}`);
+      return;
+    }
     setBusy(true);
     try {
       const res = await call<typeof utilsChangeUser>('/api/v1/utils/changeuser', { newUsername: name.trim() });
@@ -69,6 +75,11 @@ export function ChangePasswordForm() {
     setError('');
     if (next !== confirmValue) {
       setError(MSG_PASSWORDS_DIFFER); // spec §5
+      return;
+    }
+    const problem = passwordProblem(next);
+    if (problem) {
+      setError(`${MSG_PASSWORD_FAILED} ${problem}`);
       return;
     }
     setBusy(true);

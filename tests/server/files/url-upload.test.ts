@@ -158,4 +158,17 @@ describe.each(DIALECTS)('files/upload-url on %s', (dialect) => {
     await t.deps.settings.set('allow_uploading', false);
     expect((await t.call('/api/v1/files/upload-url', { url: `${origin.base}/photo.bin` }, { token: user.token })).status).toBe(503);
   });
+
+  it('says in words why a URL could not be fetched, not a system error code', async () => {
+    t = await createHttpTestApp(dialect, { env: { URL_UPLOAD_ALLOW_PRIVATE: 'true' } });
+    origin = await startOrigin(body);
+    const user = await t.createUser();
+    // Nothing listens on the origin's port once it is closed.
+    const closed = `${origin.base}/photo.bin`;
+    await origin.close();
+    const refused = await t.call('/api/v1/files/upload-url', { url: closed }, { token: user.token });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe("The URL's server refused the connection.");
+    expect((await t.call('/api/v1/files/uploaded', {}, { token: user.token })).body.totalImages).toBe(0);
+  });
 });
