@@ -23,16 +23,31 @@ export function CopyLink({ url, children, className, asButton }: Props) {
     <span className="copy-link">
       {asButton ? (
         <button type="button" className={className ?? 'btn btn-small'} onClick={copy}>
-          {children ?? 'Copy link'}
+          <CopiedLabel copied={copied}>{children ?? 'Copy link'}</CopiedLabel>
         </button>
       ) : (
         <a href={url} className={className} onClick={copy} title="Click to copy the link">
           {children ?? url}
         </a>
       )}
-      <span className="copy-status" role="status" aria-live="polite">
+      <span className={asButton ? 'copy-status visually-hidden' : 'copy-status'} role="status" aria-live="polite">
         {copied ? 'Copied to clipboard' : ''}
       </span>
+    </span>
+  );
+}
+
+/**
+ * A button's words, or "Copied" for the second after it copied, in a box as wide as the wider of
+ * the two: in a row of actions a confirmation line under the button threw the buttons after it
+ * onto a new line and back, or covered them (a file card's Open and Delete). A screen reader
+ * hears "Copied to clipboard" from the status beside it.
+ */
+export function CopiedLabel({ copied, children }: { copied: boolean; children: ReactNode }) {
+  return (
+    <span className="copied-label">
+      <span aria-hidden={copied || undefined}>{children}</span>
+      <span aria-hidden={!copied || undefined}>Copied</span>
     </span>
   );
 }

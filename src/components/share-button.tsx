@@ -1,4 +1,5 @@
 import { useCopied } from './use-copied.ts';
+import { CopiedLabel } from './copy-link.tsx';
 
 interface Props {
   url: string;
@@ -34,9 +35,9 @@ export function ShareButton({ url, title, text, label = 'Share', className = 'bt
   return (
     <span className="copy-link share-link">
       <button type="button" className={className} onClick={() => void share()} aria-label={ariaLabel}>
-        {label}
+        <CopiedLabel copied={copied}>{label}</CopiedLabel>
       </button>
-      <span className="copy-status" role="status" aria-live="polite">
+      <span className="copy-status visually-hidden" role="status" aria-live="polite">
         {copied ? 'Copied to clipboard' : ''}
       </span>
     </span>
