@@ -30,3 +30,19 @@ export function formatDate(seconds: number): string {
   if (Number.isNaN(d.getTime())) return '';
   return `${pad(d.getMonth() + 1)}-${pad(d.getDate())}-${d.getFullYear()}`;
 }
+
+/** Characters of a file name shown in a list before its middle gives way (`shortName`). */
+export const NAME_SHOWN = 64;
+/** Characters kept from a long name's end: the part that tells two photos apart, and the extension. */
+const NAME_TAIL = 20;
+
+/**
+ * A long file name with its middle left out: "a_very_long_name_a_very_long…_long_name_.png". Cut
+ * at the end after three lines, a 120-character name lost its extension, and two names that
+ * differ near the end looked the same.
+ */
+export function shortName(name: string, max = NAME_SHOWN): string {
+  const chars = [...name];
+  if (chars.length <= max) return name;
+  return `${chars.slice(0, max - NAME_TAIL - 1).join('')}…${chars.slice(-NAME_TAIL).join('')}`;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatDate, formatFileSize, formatMaxFileSize } from '../../src/lib/format.ts';
+import { formatBytes, formatDate, formatFileSize, formatMaxFileSize, shortName } from '../../src/lib/format.ts';
 
 describe('formatBytes (spec §9: GB from 1073741824 bytes, else MB)', () => {
   it('shows MB below one GB', () => {
@@ -35,5 +35,25 @@ describe('formatDate (spec §9: month-day-year)', () => {
 describe('formatFileSize (issue 11: a photo is not "0.29 MB")', () => {
   it('shows bytes, then KB below 1 MB, then the spec §9 MB/GB rule', () => {
     expect([0, 1023, 1024, 300 * 1024, 1_048_576, 1_073_741_824].map(formatFileSize)).toEqual(['0 B', '1023 B', '1 KB', '300 KB', '1.00 MB', '1.00 GB']);
+  });
+});
+
+describe('shortName (a long file name in a list)', () => {
+  it('keeps a name of up to 64 characters whole', () => {
+    const name = `${'x'.repeat(60)}.png`;
+    expect(shortName(name)).toBe(name);
+  });
+
+  it('leaves out the middle of a longer one, keeping its start, its last 20 characters and the extension', () => {
+    const name = `IMG_${'a'.repeat(100)}_holiday_0042.jpeg`;
+    const shown = shortName(name);
+    expect([...shown]).toHaveLength(64);
+    expect(shown).toBe(`IMG_${'a'.repeat(39)}…aa_holiday_0042.jpeg`);
+  });
+
+  it('counts characters, not UTF-16 units, so an emoji is never split', () => {
+    const shown = shortName(`${'📷'.repeat(80)}.png`);
+    expect([...shown]).toHaveLength(64);
+    expect(shown.endsWith(`${'📷'.repeat(16)}.png`)).toBe(true);
   });
 });

@@ -19,6 +19,7 @@ import { ShareButton } from '../../components/share-button.tsx';
 import { FilePreview, previewKind } from './file-preview.tsx';
 import './files.css';
 import { Banner } from '../../components/banner.tsx';
+import { FileName } from '../../components/file-name.tsx';
 
 export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
 
@@ -139,7 +140,7 @@ export function UploadedPage() {
                 <FileThumb file={f} sizes="(max-width: 600px) calc(100vw - 3rem), 18rem" />
               )}
               <h2 className="file-name name-clamp" title={f.original_name}>
-                {f.original_name}
+                <FileName name={f.original_name} />
               </h2>
               <p className="hint">
                 {formatFileSize(f.size)} · {formatDate(f.time_created)}

@@ -8,6 +8,10 @@ import { call } from '../../lib/api-client.ts';
 import { shareLink } from '../../lib/clipboard.ts';
 import { formatFileSize } from '../../lib/format.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
+import { FileName } from '../../components/file-name.tsx';
+
+/** A recent upload's card is half a phone wide: a long name gives way sooner than in a full-width list. */
+const RECENT_NAME_SHOWN = 48;
 
 /** How many of the newest files the dashboard shows (one row of four on a desktop, two by two on a phone). */
 export const RECENT_COUNT = 4;
@@ -51,7 +55,7 @@ export function RecentUploads({ refreshKey, localPicture }: Props) {
             <li key={f.actual_name} className="recent-item">
               <FileThumb file={f} sizes="(max-width: 760px) 45vw, 12rem" localSrc={localPicture(f.original_name, f.size)} />
               <p className="recent-name name-clamp" title={f.original_name}>
-                {f.original_name}
+                <FileName name={f.original_name} shown={RECENT_NAME_SHOWN} />
               </p>
               <p className="hint">{formatFileSize(f.size)}</p>
               <div className="row recent-actions">

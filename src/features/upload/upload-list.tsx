@@ -6,6 +6,7 @@ import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import type { ShownState, UploadItem, Uploader } from '../../upload/uploader.ts';
 import { FinishedActions } from './finished-actions.tsx';
 import { percentOf } from './use-uploads.ts';
+import { FileName } from '../../components/file-name.tsx';
 
 const STATE_TEXT: Record<ShownState, string> = {
   // Issue 11 item 3: up to three files move at once; the rest wait their turn.
@@ -80,7 +81,9 @@ export function UploadList({ items, uploader, pictureOf }: Props) {
           return (
             <li key={item.id} className="upload-item" data-state={item.state}>
               <div className="upload-item-head">
-                <span className="upload-name">{item.name}</span>
+                <span className="upload-name" title={item.name}>
+                  <FileName name={item.name} />
+                </span>
                 <span className="hint">
                   {formatFileSize(item.size)} · {stateText(item)} · {pct}%
                   {!item.persistent && item.state !== 'done' ? ' · lost if you leave this page' : ''}
