@@ -83,18 +83,24 @@ export function ApiKeysSection() {
         <p className="hint">You have no API keys.</p>
       ) : (
         <ul className="key-list">
-          {keys.map((k) => (
-            <li key={k._id} className="row key-row">
-              <code className="key-value">{masked(k.key)}</code>
-              <CopyLink url={k.key} asButton>
-                Copy key
-              </CopyLink>
-              <button type="button" className="btn btn-small" onClick={() => download(k)}>
-                ShareX config
-              </button>
-              <button type="button" className="btn btn-small btn-danger" onClick={() => void revoke(k)}>
-                Revoke
-              </button>
+          {keys.map((k, i) => (
+            // One box per key, its name and value above its own actions: run together in one
+            // wrapping row, which Revoke belonged to which key was a guess on a phone.
+            <li key={k._id} className="key-row" aria-labelledby={`apikey-${k._id}`}>
+              <p id={`apikey-${k._id}`} className="key-head">
+                <span className="key-label">Key {i + 1}</span> <code className="key-value">{masked(k.key)}</code>
+              </p>
+              <div className="row key-actions">
+                <CopyLink url={k.key} asButton>
+                  Copy key
+                </CopyLink>
+                <button type="button" className="btn btn-small" onClick={() => download(k)}>
+                  ShareX config
+                </button>
+                <button type="button" className="btn btn-small btn-danger" onClick={() => void revoke(k)}>
+                  Revoke
+                </button>
+              </div>
             </li>
           ))}
         </ul>
