@@ -59,12 +59,11 @@ describe('the public pages in their HTML', () => {
     expect(res.body).not.toContain('%%STASH');
   });
 
-  it('shows the disabled community button when no community channel is configured', async () => {
+  it('leaves the community button out when no community channel is configured', async () => {
     const site = await siteWith({});
     const doc = documentOf((await site.inject({ method: 'GET', url: '/' })).body);
     expect(doc.querySelector('#root h1')?.textContent).toBe('Stash');
-    const button = [...doc.querySelectorAll('#root button')].find((b) => b.textContent === 'Join the community');
-    expect(button?.hasAttribute('disabled')).toBe(true);
+    expect([...doc.querySelectorAll('#root .hero-actions > *')].map((el) => el.textContent)).toEqual(['Login']);
   });
 
   it('paints the privacy policy, the terms and the FAQ with their titles and the contact address', async () => {

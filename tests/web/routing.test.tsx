@@ -57,4 +57,11 @@ describe('routing (spec §2, §8)', () => {
     expect(screen.getByRole('link', { name: 'Join the community' })).toHaveAttribute('href', 'https://chat.example/invite');
     expect(hero.querySelectorAll('.hero-actions > *')).toHaveLength(2);
   });
+
+  it('shows Login alone in the hero where no community channel is configured', () => {
+    renderApp('/', { communityUrl: null });
+    const hero = screen.getByRole('region', { name: 'Stash' });
+    expect(screen.queryByText('Join the community')).toBeNull();
+    expect([...hero.querySelectorAll('.hero-actions > *')].map((el) => el.textContent)).toEqual(['Login']);
+  });
 });

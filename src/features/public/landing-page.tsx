@@ -23,15 +23,11 @@ export function LandingPage() {
           <h1 id="hero-title">{siteName}</h1>
           <p className="hero-lead">A modern, invite-only file hosting platform. Upload from any device, share a link, keep control.</p>
           <div className="hero-actions">
-            {communityUrl ? (
+            {/* No COMMUNITY_URL, no button: a greyed one explained only by a tooltip, which a phone never shows, looked broken. */}
+            {communityUrl && (
               <a className="btn" href={communityUrl} target="_blank" rel="noopener noreferrer">
                 Join the community
               </a>
-            ) : (
-              // No COMMUNITY_URL configured: keep the hero's shape but say why nothing happens.
-              <button type="button" className="btn" disabled title="No community channel is configured">
-                Join the community
-              </button>
             )}
             <Link className="btn btn-primary" to="/login">
               Login
