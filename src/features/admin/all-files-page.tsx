@@ -69,7 +69,7 @@ export function AllFilesPage() {
   return (
     <section className="admin-page" aria-labelledby="admin-files-title">
       <h1 id="admin-files-title">All files</h1>
-      <FilterFold active={Object.values(filters).filter(Boolean).length}>
+      <FilterFold active={Object.values(filters).filter(Boolean).length + (sort === 'newest' ? 0 : 1)} sorts>
       <form className="admin-filters" role="search" aria-label="Filter files" onSubmit={(e) => e.preventDefault()}>
         <label>
           <span>Username</span>

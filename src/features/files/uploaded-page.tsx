@@ -85,7 +85,7 @@ export function UploadedPage() {
   return (
     <div className="uploaded-page">
       <h1 className="page-title">Uploaded Files</h1>
-      <FilterFold active={name ? 1 : 0}>
+      <FilterFold active={(name ? 1 : 0) + (sort === 'newest' ? 0 : 1)} sorts>
       <div className="card filters">
         <div className="field">
           <label htmlFor="files-name">Filter by name</label>
