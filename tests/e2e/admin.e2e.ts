@@ -25,6 +25,12 @@ describe('the admin screens against the real server', () => {
       await admin.page.getByLabel('Number of invite keys').fill('1');
       await admin.page.getByRole('button', { name: 'Create' }).click();
       const key = (await admin.page.getByRole('list', { name: 'New invite keys' }).locator('code').first().textContent())?.trim();
+      // The new keys' boxes line up under their heading (a leftover list indent pushed them 24 px in).
+      const [heading, box] = await Promise.all([
+        admin.page.getByRole('heading', { name: 'New invite keys' }).boundingBox(),
+        admin.page.getByRole('list', { name: 'New invite keys' }).getByRole('listitem').first().boundingBox(),
+      ]);
+      expect(Math.round(box!.x)).toBe(Math.round(heading!.x));
       expect(key).toBeTruthy();
 
       await registerViaUi(newcomer.page, stack, name, USER_PASSWORD, key!);
