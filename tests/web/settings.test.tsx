@@ -161,6 +161,16 @@ describe('account forms (spec §5, §8)', () => {
 });
 
 describe('invite keys and stats', () => {
+  it('says why Generate is greyed above it, not under the button beside it', async () => {
+    routeCalls(apiCall, settingsHandlers({ '/api/v1/utils/invites/invite-limit': () => ({ success: true, remainingInvites: 0, invitesAllowed: 1, resetsAt: 1_800_000_000 }) }));
+    renderApp('/settings');
+    const why = await screen.findByText("You have used all of this week's invite keys.");
+    const generate = screen.getByRole('button', { name: 'Generate invite key' });
+    expect(generate).toBeDisabled();
+    expect(generate).toHaveAccessibleDescription("You have used all of this week's invite keys.");
+    expect(why.compareDocumentPosition(generate) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+  });
+
   it('shows the remaining weekly count and the formatted stats', async () => {
     routeCalls(apiCall, settingsHandlers());
     renderApp('/settings');

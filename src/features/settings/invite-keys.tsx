@@ -54,6 +54,12 @@ export function InviteKeysSection() {
       ) : (
         <p className="hint">Loading your weekly invite allowance…</p>
       )}
+      {/* Above the buttons: under them it read as a note on "Invites Given", not on the greyed Generate. */}
+      {noneLeft && (
+        <p id="invitekeys-none-left" className="hint">
+          You have used all of this week&apos;s invite keys.
+        </p>
+      )}
       <div className="row">
         <button
           type="button"
@@ -68,11 +74,6 @@ export function InviteKeysSection() {
           Invites Given
         </Link>
       </div>
-      {noneLeft && (
-        <p id="invitekeys-none-left" className="hint">
-          You have used all of this week&apos;s invite keys.
-        </p>
-      )}
       {generated.length > 0 && (
         <ul className="invite-keys">
           {generated.map((k) => (
