@@ -4,7 +4,8 @@ import { Body, Id, Ok, Password, RoleName, SuccessMessage, SuccessOnly, Token, U
 const CaptchaType = Type.Optional(Type.Union([Type.Literal('hcaptcha'), Type.Literal('turnstile')]));
 const Captcha = Type.Optional(Type.String({ maxLength: 8192 }));
 
-export const ApiKey = Type.Object({ _id: Type.String(), key: Type.String() });
+/** Spec §7's `{ _id, key }`, plus when it was made (seconds, design §9's times), so a person can tell their keys apart. */
+export const ApiKey = Type.Object({ _id: Type.String(), key: Type.String(), createdAt: Type.Integer() });
 
 export const authData = endpoint(
   '/api/v1/auth/data',

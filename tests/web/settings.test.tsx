@@ -52,7 +52,7 @@ describe('ShareX configuration (issue 4)', () => {
   });
 
   it('downloads a .sxcu file carrying the key once one exists', async () => {
-    routeCalls(apiCall, settingsHandlers({ '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [{ _id: 'k1', key: 'sk_live_abcdefghijkl' }] }) }));
+    routeCalls(apiCall, settingsHandlers({ '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [{ _id: 'k1', key: 'sk_live_abcdefghijkl', createdAt: 1_796_000_000 }] }) }));
     let saved: Blob | undefined;
     URL.createObjectURL = vi.fn((b: Blob) => {
       saved = b;
@@ -73,13 +73,13 @@ describe('ShareX configuration (issue 4)', () => {
   });
 
   it('generates a key and lists it', async () => {
-    const keys: { _id: string; key: string }[] = [];
+    const keys: { _id: string; key: string; createdAt: number }[] = [];
     routeCalls(
       apiCall,
       settingsHandlers({
         '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [...keys] }),
         '/api/v1/auth/apikeys/generate': () => {
-          keys.push({ _id: 'n1', key: 'sk_new_0123456789' });
+          keys.push({ _id: 'n1', key: 'sk_new_0123456789', createdAt: 1_796_000_000 });
           return { success: true, apiKey: keys[0] };
         },
       }),
@@ -90,10 +90,10 @@ describe('ShareX configuration (issue 4)', () => {
     expect(await screen.findByText('sk_new_0…6789')).toBeInTheDocument();
   });
 
-  it('shows each key in a box of its own, named, with its own Revoke', async () => {
+  it('shows each key in a box of its own, named and dated, with its own Revoke', async () => {
     const keys = [
-      { _id: 'k1', key: 'sk_live_aaaaaaaa1111' },
-      { _id: 'k2', key: 'sk_live_bbbbbbbb2222' },
+      { _id: 'k1', key: 'sk_live_aaaaaaaa1111', createdAt: Date.UTC(2026, 10, 30, 12) / 1000 },
+      { _id: 'k2', key: 'sk_live_bbbbbbbb2222', createdAt: Date.UTC(2026, 11, 4, 12) / 1000 },
     ];
     routeCalls(
       apiCall,
@@ -103,8 +103,8 @@ describe('ShareX configuration (issue 4)', () => {
       }),
     );
     renderApp('/settings');
-    const second = await screen.findByRole('listitem', { name: 'Key 2 sk_live_…2222' });
-    expect(screen.getByRole('listitem', { name: 'Key 1 sk_live_…1111' })).toBeInTheDocument();
+    const second = await screen.findByRole('listitem', { name: 'Key 2 sk_live_…2222 made 12-04-2026' });
+    expect(screen.getByRole('listitem', { name: 'Key 1 sk_live_…1111 made 11-30-2026' })).toBeInTheDocument();
     await userEvent.setup().click(within(second).getByRole('button', { name: 'Revoke' }));
     expect(await screen.findByRole('alertdialog', { name: 'Revoke the API key sk_live_…2222? Tools using it will stop working.' })).toBeInTheDocument();
   });

@@ -3,10 +3,11 @@ import type { Database } from '../../db/index.ts';
 export interface ApiKeyRow {
   id: string;
   key: string;
+  created_at: number;
 }
 
 export function listApiKeys(db: Database, userId: string): Promise<ApiKeyRow[]> {
-  return db.selectFrom('api_keys').select(['id', 'key']).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+  return db.selectFrom('api_keys').select(['id', 'key', 'created_at']).where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
 }
 
 export async function countApiKeys(db: Database, userId: string): Promise<number> {

@@ -78,12 +78,19 @@ export async function register(deps: Deps, input: { username: string; password: 
   }
 }
 
-export async function apiKeysOf(deps: Deps, userId: string): Promise<{ _id: string; key: string }[]> {
-  return (await listApiKeys(deps.db, userId)).map((k) => ({ _id: k.id, key: k.key }));
+interface ApiKeyOut {
+  _id: string;
+  key: string;
+  createdAt: number;
 }
 
-export async function generateApiKey(deps: Deps, userId: string): Promise<{ _id: string; key: string }> {
+export async function apiKeysOf(deps: Deps, userId: string): Promise<ApiKeyOut[]> {
+  return (await listApiKeys(deps.db, userId)).map((k) => ({ _id: k.id, key: k.key, createdAt: Number(k.created_at) }));
+}
+
+export async function generateApiKey(deps: Deps, userId: string): Promise<ApiKeyOut> {
   const key = { id: newId(), key: API_KEY_PREFIX + newSecret(24) };
+  const createdAt = nowSeconds();
   await deps.db.transaction().execute(async (trx) => {
     // Count and insert under the user's row lock: without it, 30 generates at once on
     // PostgreSQL all read "9 keys" and each inserted one (issue 8 item 7).
@@ -91,9 +98,9 @@ export async function generateApiKey(deps: Deps, userId: string): Promise<{ _id:
     if ((await countApiKeys(trx, userId)) >= MAX_API_KEYS) {
       throw conflict(`You can have at most ${MAX_API_KEYS} API keys. Revoke one first.`);
     }
-    await insertApiKey(trx, { ...key, user_id: userId, created_at: nowSeconds() });
+    await insertApiKey(trx, { ...key, user_id: userId, created_at: createdAt });
   });
-  return { _id: key.id, key: key.key };
+  return { _id: key.id, key: key.key, createdAt };
 }
 
 export async function revokeApiKey(deps: Deps, userId: string, keyOrId: string): Promise<void> {

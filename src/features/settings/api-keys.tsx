@@ -9,6 +9,7 @@ import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreac
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { MSG_NO_API_KEY, buildSharexConfig, downloadSharexConfig, sharexFileName } from './sharex.ts';
 import { Banner } from '../../components/banner.tsx';
+import { formatDate } from '../../lib/format.ts';
 
 type ApiKey = ResponseOf<typeof authApiKeys>['apiKeys'][number];
 
@@ -88,7 +89,8 @@ export function ApiKeysSection() {
             // wrapping row, which Revoke belonged to which key was a guess on a phone.
             <li key={k._id} className="key-row" aria-labelledby={`apikey-${k._id}`}>
               <p id={`apikey-${k._id}`} className="key-head">
-                <span className="key-label">Key {i + 1}</span> <code className="key-value">{masked(k.key)}</code>
+                <span className="key-label">Key {i + 1}</span> <code className="key-value">{masked(k.key)}</code>{' '}
+                <span className="hint">made {formatDate(k.createdAt)}</span>
               </p>
               <div className="row key-actions">
                 <CopyLink url={k.key} asButton>

@@ -139,9 +139,11 @@ describe.each(DIALECTS)('authentication on %s', (dialect) => {
     const u = await t.createUser();
     const stranger = await t.createUser();
     expect((await t.call('/api/v1/auth/apikeys', {}, { token: u.token })).body).toEqual({ success: true, apiKeys: [] });
-    const gen = await t.call<{ success: boolean; apiKey: { _id: string; key: string } }>('/api/v1/auth/apikeys/generate', {}, { token: u.token });
+    const gen = await t.call<{ success: boolean; apiKey: { _id: string; key: string; createdAt: number } }>('/api/v1/auth/apikeys/generate', {}, { token: u.token });
     expect(gen.status).toBe(200);
     expect(gen.body.apiKey.key).toMatch(/^stash_[A-Za-z0-9_-]{32}$/);
+    // When it was made, so the owner can tell keys apart (an addition to spec §7's shape).
+    expect(Math.abs(gen.body.apiKey.createdAt - Date.now() / 1000)).toBeLessThan(60);
     const list = await t.call('/api/v1/auth/apikeys', {}, { token: u.token });
     expect(list.body).toEqual({ success: true, apiKeys: [gen.body.apiKey] });
 
