@@ -52,7 +52,7 @@ export function contentSecurityPolicy(config: Config): string {
 export function registerSecurityHeaders(app: FastifyInstance, config: Config): void {
   const csp = contentSecurityPolicy(config);
   app.addHook('onRequest', async (request, reply) => {
-    if (!config.serveSourceMaps && /\.map$/i.test(request.url.split('?')[0] ?? '')) {
+    if (!config.serveSourceMaps && /\.map$/i.test(decodedPath(request.url))) {
       return reply.status(404).type('text/plain').send('Not found.');
     }
   });
@@ -66,4 +66,17 @@ export function registerSecurityHeaders(app: FastifyInstance, config: Config): v
       .header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()');
     return payload;
   });
+}
+
+/**
+ * The path as the static server resolves it: it decodes before it looks, so "/sw.js%2Emap" was
+ * the map, served past a check on the raw URL. A path that does not decode finds no file either.
+ */
+function decodedPath(url: string): string {
+  const raw = url.split('?')[0] ?? '';
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }

@@ -59,9 +59,12 @@ describe('site origin security headers', () => {
 
   it('serves source maps only with SERVE_SOURCE_MAPS=true', async () => {
     const closed = await site();
-    const hidden = await closed.inject({ method: 'GET', url: '/assets/app.js.map' });
-    expect(hidden.statusCode).toBe(404);
-    expect(hidden.body).not.toContain('secret-source');
+    // The static server decodes the path: "%2Emap" and "ma%70" are ".map" to it.
+    for (const url of ['/assets/app.js.map', '/assets/app.js%2Emap', '/assets/app.js%2emap', '/assets/app.js.ma%70', '/assets/app.js.MAP?x=1']) {
+      const hidden = await closed.inject({ method: 'GET', url });
+      expect(hidden.statusCode, url).toBe(404);
+      expect(hidden.body, url).not.toContain('secret-source');
+    }
     const open = await site({ SERVE_SOURCE_MAPS: 'true' });
     const shown = await open.inject({ method: 'GET', url: '/assets/app.js.map' });
     expect(shown.statusCode).toBe(200);
