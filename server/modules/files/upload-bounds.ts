@@ -29,12 +29,14 @@ export async function assertRoomFor(deps: Deps, caller: Caller, incoming: number
   const limits = await deps.settings.limits();
   const held = await unfinishedBytes(deps.db, caller.id, Date.now(), deps.uploadChunkSize);
   const pending = options.ownLeaseCounted ? held : held + incoming;
-  if (pending > limits.max_unfinished_size * MB) {
-    throw tooLarge(
-      `Your unfinished uploads would hold more than ${limits.max_unfinished_size} MB, the most this site allows (max unfinished upload size); finish or cancel an upload first.`,
-    );
-  }
+  if (pending > limits.max_unfinished_size * MB) throw unfinishedTooLarge(limits.max_unfinished_size);
   await assertQuota(deps, caller, pending);
+}
+
+export function unfinishedTooLarge(maxMb: number): HttpError {
+  return tooLarge(
+    `Your unfinished uploads would hold more than ${maxMb} MB, the most this site allows (max unfinished upload size); finish or cancel an upload first.`,
+  );
 }
 
 /** The role's storage quota against listed files plus `more` bytes. */

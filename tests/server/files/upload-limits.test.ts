@@ -72,6 +72,44 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     expect(await partialBytes()).toBe(before);
   });
 
+  it('counts a whole file that is streaming as an unfinished upload, against both bounds', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/limit', { setting: 'max_unfinished_uploads', value: 1 })).status).toBe(200);
+    // One body held open after its first piece: the account's one unfinished upload.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const data = randomBytes(300 * 1024);
+    const first = sendMultipart(`${t.apiUrl}/api/v1/files/upload`, {
+      fields: { token: user.token, originalname: 'first.bin' },
+      file: {
+        data: async function* () {
+          yield data.subarray(0, 100 * 1024);
+          await held;
+          yield data.subarray(100 * 1024);
+        },
+      },
+    });
+    await until(
+      () => t.deps.db.selectFrom('uploads').select('id').execute(),
+      (rows) => rows.length === 1,
+    );
+    const second = await send({ originalname: 'second.bin' }, randomBytes(1000));
+    expect(second.status).toBe(429);
+    expect(String(second.body.error)).toContain('You have 1 unfinished uploads, the most this site allows (max unfinished uploads)');
+    release();
+    expect((await first).status).toBe(200);
+    expect((await send({ originalname: 'second.bin' }, randomBytes(1000))).status).toBe(200);
+
+    // 1 MB of unfinished bytes: a whole file is cut off the moment it would hold more.
+    expect((await admin('set/limit', { setting: 'max_unfinished_size', value: 1 })).status).toBe(200);
+    const big = await send({ originalname: 'big.bin' }, randomBytes(2 * MB));
+    expect(big.status).toBe(413);
+    expect(String(big.body.error)).toContain('more than 1 MB, the most this site allows (max unfinished upload size)');
+    expect(await partialBytes()).toBe(0);
+    expect(await t.deps.db.selectFrom('uploads').select('id').execute()).toHaveLength(0);
+  });
+
   it('enforces a role storage quota on whole files, on chunked uploads at chunk 0, and lifts it', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();
