@@ -18,6 +18,31 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
   // Bytes of unfinished uploads in the store (local partial/ or S3 pieces): a refusal writes none.
   const partialBytes = () => t.store.partialBytes();
   const chunk0 = (name: string, totalChunks = 2) => send({ uploadId: crypto.randomUUID(), originalname: name, totalChunks, chunkIndex: 0 }, randomBytes(CHUNK));
+  /** Whole files whose bodies stop after their first 100 KiB until `release()`. */
+  const heldWholeFiles = (files: Buffer[]) => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const answers = Promise.all(
+      files.map((data, i) =>
+        sendMultipart(`${t.apiUrl}/api/v1/files/upload`, {
+          fields: { token: user.token, originalname: `part-${i}.bin` },
+          file: {
+            data: async function* () {
+              yield data.subarray(0, 100 * 1024);
+              await held;
+              yield data.subarray(100 * 1024);
+            },
+          },
+        }),
+      ),
+    );
+    return { answers, release };
+  };
+  const openUploads = (n: number) =>
+    until(
+      () => t.deps.db.selectFrom('uploads').select('id').execute(),
+      (rows) => rows.length === n,
+    );
 
   it('has the documented defaults, lets only an admin change them, and refuses bad values', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
@@ -77,28 +102,13 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     user = await t.createUser();
     expect((await admin('set/limit', { setting: 'max_unfinished_uploads', value: 1 })).status).toBe(200);
     // One body held open after its first piece: the account's one unfinished upload.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const data = randomBytes(300 * 1024);
-    const first = sendMultipart(`${t.apiUrl}/api/v1/files/upload`, {
-      fields: { token: user.token, originalname: 'first.bin' },
-      file: {
-        data: async function* () {
-          yield data.subarray(0, 100 * 1024);
-          await held;
-          yield data.subarray(100 * 1024);
-        },
-      },
-    });
-    await until(
-      () => t.deps.db.selectFrom('uploads').select('id').execute(),
-      (rows) => rows.length === 1,
-    );
+    const first = heldWholeFiles([randomBytes(300 * 1024)]);
+    expect(await openUploads(1)).toHaveLength(1);
     const second = await send({ originalname: 'second.bin' }, randomBytes(1000));
     expect(second.status).toBe(429);
     expect(String(second.body.error)).toContain('You have 1 unfinished uploads, the most this site allows (max unfinished uploads)');
-    release();
-    expect((await first).status).toBe(200);
+    first.release();
+    expect((await first.answers)[0]!.status).toBe(200);
     expect((await send({ originalname: 'second.bin' }, randomBytes(1000))).status).toBe(200);
 
     // 1 MB of unfinished bytes: a whole file is cut off the moment it would hold more.
@@ -139,28 +149,8 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 1 })).status).toBe(200);
     // Four bodies of 900 KiB, each held after its first 100 KiB until all four have passed the
     // check made before streaming (each opened its upload row): each alone fits in 1 MB.
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const files = [0, 1, 2, 3].map(() => randomBytes(900 * 1024));
-    const answers = Promise.all(
-      files.map((data, i) =>
-        sendMultipart(`${t.apiUrl}/api/v1/files/upload`, {
-          fields: { token: user.token, originalname: `part-${i}.bin` },
-          file: {
-            data: async function* () {
-              yield data.subarray(0, 100 * 1024);
-              await held;
-              yield data.subarray(100 * 1024);
-            },
-          },
-        }),
-      ),
-    );
-    const open = await until(
-      () => t.deps.db.selectFrom('uploads').select('id').execute(),
-      (rows) => rows.length === 4,
-    );
-    expect(open).toHaveLength(4);
+    const { answers, release } = heldWholeFiles([0, 1, 2, 3].map(() => randomBytes(900 * 1024)));
+    expect(await openUploads(4)).toHaveLength(4);
     release();
     const results = await answers;
 
