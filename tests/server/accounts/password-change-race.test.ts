@@ -53,9 +53,11 @@ describe.skipIf(!DIALECTS.includes('postgres'))('signing in while the password c
     await t.deps.db.transaction().execute(async (trx) => {
       await trx.updateTable('users').set({ password_hash: newHash }).where('id', '=', u.id).execute();
       await trx.deleteFrom('sessions').where('user_id', '=', u.id).execute();
+      const holder = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid;
       answer = t.call('/api/v1/auth/login', { username: u.username, password: u.password });
+      // Waiting for this transaction, and only that: other tests share the database.
       const waiting = await until(
-        async () => (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.deps.db)).rows[0]!.n,
+        async () => (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where ${holder} = any(pg_blocking_pids(pid))`.execute(t.deps.db)).rows[0]!.n,
         (n) => Number(n) > 0,
       );
       expect(Number(waiting)).toBe(1);
