@@ -1,9 +1,8 @@
 import type { Deps } from '../../deps.ts';
 import { HttpError, tooLarge } from '../../http/errors.ts';
 import type { Caller } from '../auth/caller.repository.ts';
+import { MB } from '../settings/settings.service.ts';
 import { countUnfinishedUploads, storedFileBytes, unfinishedBytes } from './uploads.repository.ts';
-
-const MB = 1_048_576;
 
 /**
  * Design §6, issue 8 item 4: what one account may hold open, checked before any byte is
@@ -31,6 +30,24 @@ export async function assertRoomFor(deps: Deps, caller: Caller, incoming: number
   const pending = options.ownLeaseCounted ? held : held + incoming;
   if (pending > limits.max_unfinished_size * MB) throw unfinishedTooLarge(limits.max_unfinished_size);
   await assertQuota(deps, caller, pending);
+}
+
+/**
+ * A whole file's bounds while its body streams, its size unknown until the end. A whole file
+ * counts as an unfinished upload, as a chunked one does: left out, one account could hold any
+ * number of 1 GB bodies open at once. Each bound is read once, here; a quota already used up
+ * refuses before any byte is written.
+ */
+export async function wholeFileBounds(deps: Deps, caller: Caller): Promise<(seen: number) => HttpError | null> {
+  const { max_unfinished_size: maxUnfinished } = await deps.settings.limits();
+  const quota = await deps.settings.storageQuotaBytes(caller.role);
+  const held = await unfinishedBytes(deps.db, caller.id, Date.now(), deps.uploadChunkSize);
+  const stored = quota === null ? 0 : await storedFileBytes(deps.db, caller.id);
+  if (quota !== null && stored > quota) throw quotaExceeded(quota, caller);
+  return (seen) => {
+    if (held + seen > maxUnfinished * MB) return unfinishedTooLarge(maxUnfinished);
+    return quota !== null && stored + held + seen > quota ? quotaExceeded(quota, caller) : null;
+  };
 }
 
 export function unfinishedTooLarge(maxMb: number): HttpError {

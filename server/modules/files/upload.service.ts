@@ -9,7 +9,8 @@ import { finishClaimed, tooLargeMessage } from './finish-upload.ts';
 import { streamIntoStorage } from './stream-into-storage.ts';
 import { sha256OfStream } from '../../lib/sha256-off-thread.ts';
 import type { UploadFields } from './upload-fields.ts';
-import { assertMayOpenUpload, assertQuota, assertRoomFor, quotaExceeded, unfinishedTooLarge } from './upload-bounds.ts';
+import { assertMayOpenUpload, assertQuota, assertRoomFor, wholeFileBounds } from './upload-bounds.ts';
+import { MB } from '../settings/settings.service.ts';
 import { ChunkLease, LeaseLostError, uploadGone } from './upload-lease.ts';
 import {
   claimUpload,
@@ -17,14 +18,10 @@ import {
   findUpload,
   listChunks,
   rememberCancel,
-  storedFileBytes,
   touchUpload,
-  unfinishedBytes,
   wasCancelled,
   type UploadRow,
 } from './uploads.repository.ts';
-
-const MB = 1_048_576;
 
 /** Design §7: an unfinished upload expires 24 h after its last activity. */
 export const UPLOAD_TTL_SECONDS = 24 * 60 * 60;
@@ -102,7 +99,7 @@ export async function receiveChunk(
       seed: chunkOffset > 0 ? deps.storage.readUnfinished(upload.storage_key, base, base + chunkOffset) : undefined,
       limit: (seen) => {
         const inChunk = chunkOffset + seen;
-        if (base + inChunk > maxBytes) return tooLarge(`The file is larger than the maximum of ${maxBytes / 1_048_576} MB.`);
+        if (base + inChunk > maxBytes) return tooLarge(`The file is larger than the maximum of ${maxBytes / MB} MB.`);
         if (inChunk > limit) return wrongSize(chunkIndex, isLast, limit);
         return lease.check();
       },
@@ -209,20 +206,10 @@ export async function stageWhole(deps: Deps, caller: Caller, originalName: strin
   const maxBytes = await deps.settings.maxFileSizeBytes();
   const message = await tooLargeMessage(deps);
   // Design §6: the per-user bounds hold before any byte is written, and while the body streams.
-  // A whole file counts as an unfinished upload while it streams, as a chunked one does: left out,
-  // one account could hold any number of 1 GB bodies open at once.
-  await assertQuota(deps, caller, 0);
-  const quota = await deps.settings.storageQuotaBytes(caller.role);
-  const maxUnfinished = (await deps.settings.limits()).max_unfinished_size;
-  const held = await unfinishedBytes(deps.db, caller.id, Date.now(), deps.uploadChunkSize);
-  const stored = quota === null ? 0 : await storedFileBytes(deps.db, caller.id);
+  const bounds = await wholeFileBounds(deps, caller);
   const upload = await openUpload(deps, caller, sha256Hex(`whole\n${crypto.randomUUID()}`), originalName, 1, null, true);
   const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, {
-    limit: (seen) => {
-      if (seen > maxBytes) return tooLarge(message);
-      if (held + seen > maxUnfinished * MB) return unfinishedTooLarge(maxUnfinished);
-      return quota !== null && stored + held + seen > quota ? quotaExceeded(quota, caller) : null;
-    },
+    limit: (seen) => (seen > maxBytes ? tooLarge(message) : bounds(seen)),
   });
   if (outcome.error) {
     await dropStaged(deps, { upload, size: 0 });

@@ -8,6 +8,9 @@ export interface SiteSettings {
   max_file_size: number;
 }
 
+/** The unit of every size setting (design §6): an MB of 1,048,576 bytes. */
+export const MB = 1_048_576;
+
 export const DEFAULT_SETTINGS: SiteSettings = { allow_uploading: true, maintenance_mode: false, max_file_size: 1024 };
 
 export const ROLE_NAMES = ['default', 'trusted', 'mod', 'admin'] as const;
@@ -92,7 +95,7 @@ export class SettingsService {
   /** The caller's storage quota in bytes, or null when unlimited. */
   async storageQuotaBytes(role: RoleName): Promise<number | null> {
     const mb = (await this.limits()).storage_quota[role];
-    return mb === null ? null : mb * 1_048_576;
+    return mb === null ? null : mb * MB;
   }
 
   async mimeTypes(): Promise<string[]> {
@@ -109,7 +112,7 @@ export class SettingsService {
   }
 
   async maxFileSizeBytes(): Promise<number> {
-    return (await this.get()).max_file_size * 1_048_576;
+    return (await this.get()).max_file_size * MB;
   }
 }
 
