@@ -22,6 +22,15 @@ const ACCESS: RouteOptions = { access: 'user', apiKey: true };
 export const PARSER_BUFFER_BYTES = 256 * 1024;
 
 /**
+ * How long the rest of a body is waited for once its file is stored and listed. A well-formed
+ * body's closing boundary comes with the file's last bytes, and nothing after a placed file
+ * changes the answer; but the parser only ends with the body, so a client whose Content-Length
+ * promised more than it sent had its file listed and then got 408 from the body-rate guard —
+ * and, retrying, listed it twice. Past this wait the answer goes out and the connection closes.
+ */
+export const TRAILING_PARTS_WAIT_MS = 2_000;
+
+/**
  * `files/upload` (spec §7, design §7). Multipart bodies are read part by part and the file part
  * is streamed straight into storage, never buffered. Text fields normally come first (our
  * client sends them so); when the file part comes first it is staged whole and placed once the
@@ -68,7 +77,7 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
     for (;;) {
       let next: IteratorResult<Multipart>;
       try {
-        next = await parts.next();
+        next = await (result ? nextWithin(parts, TRAILING_PARTS_WAIT_MS) : parts.next());
       } catch (err) {
         // Once the file is stored and listed, garbage after it (a second file part, a part over
         // the limit, a cut-off tail) changes nothing, so the answer is the stored file rather
@@ -125,4 +134,20 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
     throw badRequest(`Missing the file part '${UPLOAD_FIELDS.file}'.`);
   }
   return result;
+}
+
+/** The body's next part, or its end if none comes within `ms` (the rest is left unread). */
+async function nextWithin(parts: AsyncGenerator<Multipart>, ms: number): Promise<IteratorResult<Multipart>> {
+  const next = parts.next();
+  // Left behind when the wait wins, it fails once the connection is cut: nobody is listening.
+  next.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<IteratorResult<Multipart>>((resolve) => {
+    timer = setTimeout(() => resolve({ done: true, value: undefined }), ms);
+  });
+  try {
+    return await Promise.race([next, waited]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
