@@ -251,7 +251,10 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
     if (fd === null) return 'gone';
     return { status: range ? 206 : 200, range, body: { fd } };
   }
-  return { status: range ? 206 : 200, range, body: deps.storage.read(meta.storageKey, range ?? undefined) };
+  // The store's answer is awaited before the status is chosen: a file deleted since it was cached
+  // is a 404 here, where a lazy read failed after the status as a 503 until the entry expired.
+  const body = await deps.storage.openRead(meta.storageKey, range ?? undefined);
+  return body ? { status: range ? 206 : 200, range, body } : 'gone';
 }
 
 /** Whether a stored object exists, without a thread-pool round trip where the store allows it. */

@@ -247,6 +247,12 @@ export class LocalStorage implements Storage {
     return fs.createReadStream(this.storedPath(key), { highWaterMark: READ_SIZE, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
+  async openRead(key: string, range?: { start: number; end: number }): Promise<Readable | null> {
+    const fd = this.openStoredNow(key);
+    if (fd === null) return null;
+    return fs.createReadStream('', { fd, highWaterMark: READ_SIZE, ...(range ? { start: range.start, end: range.end } : {}) });
+  }
+
   openStoredNow(key: string): number | null {
     try {
       // A plain descriptor, not a FileHandle: one of those closes itself when collected, under

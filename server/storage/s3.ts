@@ -333,14 +333,26 @@ export class S3Storage implements Storage {
   private async *objectBytes(key: string, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
     // Lazy: nothing is asked of the store until the response starts reading, and a failure
     // before the first byte still reaches the error handler as a 503 (headers not yet sent).
-    const res = await this.send(`read ${key}`, () =>
-      answeredWithin(this.silenceMs, (signal) =>
-        this.streamClient.send(new GetObjectCommand({ Bucket: this.bucket, Key: storedName(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined }), {
-          abortSignal: signal,
-        }),
-      ),
-    );
+    const res = await this.send(`read ${key}`, () => this.getObject(key, range));
     for await (const b of res.Body as Readable) yield b as Buffer;
+  }
+
+  async openRead(key: string, range?: { start: number; end: number }): Promise<Readable | null> {
+    checkKey(key);
+    try {
+      return (await this.getObject(key, range)).Body as Readable;
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw this.fail(`read ${key}`, err);
+    }
+  }
+
+  private getObject(key: string, range?: { start: number; end: number }) {
+    return answeredWithin(this.silenceMs, (signal) =>
+      this.streamClient.send(new GetObjectCommand({ Bucket: this.bucket, Key: storedName(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined }), {
+        abortSignal: signal,
+      }),
+    );
   }
 
   /**

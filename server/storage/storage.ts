@@ -43,6 +43,12 @@ export interface Storage {
   /** Streams a stored object, or `[start, end]` of it (inclusive, as HTTP ranges are). */
   read(key: string, range?: { start: number; end: number }): Readable;
   /**
+   * read() once the store has answered: null when the object is gone, a StorageError when the
+   * store cannot tell. The files host asks this before it answers, so a file deleted since it
+   * was cached is a 404 and not a failed read after the status is chosen.
+   */
+  openRead(key: string, range?: { start: number; end: number }): Promise<Readable | null>;
+  /**
    * A stored object's size, or null when there is none. A store that cannot tell right now
    * (unreachable, out of file descriptors) throws a StorageError: "gone" would answer 404 for a
    * file that is still there.

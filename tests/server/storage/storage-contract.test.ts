@@ -217,9 +217,13 @@ describe.each(DRIVERS)('Storage contract on %s', (driver) => {
     await s.writeAt(KEY, 0, source(pattern(5000)));
     await s.finalize(KEY, 5000);
     expect(await s.stat(KEY)).toEqual({ size: 5000 });
+    const opened = await s.openRead(KEY, { start: 10, end: 19 });
+    expect(opened && (await readAll(opened))).toEqual(pattern(5000).subarray(10, 20));
     await s.delete(KEY);
     expect(await s.stat(KEY)).toBeNull();
     await expect(readAll(s.read(KEY))).rejects.toThrow();
+    // What the files host asks before it answers: gone is null, not a failure.
+    expect(await s.openRead(KEY)).toBeNull();
     await s.delete(KEY);
     expect(await s.stat('contract-never-written')).toBeNull();
   });
