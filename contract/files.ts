@@ -51,6 +51,9 @@ export const filesUploadStatus = endpoint(
     totalChunks: Type.Integer(),
     received: Type.Array(Type.Integer()),
     partial: Type.Union([Type.Object({ chunkIndex: Type.Integer(), bytes: Type.Integer() }), Type.Null()]),
+    // An upload already finished: the file it became (its last chunk's answer, sent again).
+    url: Type.Optional(Type.String()),
+    file: Type.Optional(File),
   }),
 );
 export type UploadStatus = Static<typeof filesUploadStatus.response>;

@@ -185,6 +185,14 @@ export interface CancelledUploadsTable {
   expires_at: number;
 }
 
+/** An upload a client named by its uploadId, remembered once finished (design §7: sent again, harmless). */
+export interface FinishedUploadsTable {
+  id: string;
+  file_id: string;
+  total_chunks: number;
+  expires_at: number;
+}
+
 /** Bytes whose rows are gone, until the store has deleted them (files/doomed-bytes.ts). */
 export interface DoomedBytesTable {
   storage_key: string;
@@ -213,6 +221,7 @@ export interface DB {
   upload_chunks: UploadChunksTable;
   job_leases: JobLeasesTable;
   cancelled_uploads: CancelledUploadsTable;
+  finished_uploads: FinishedUploadsTable;
   doomed_bytes: DoomedBytesTable;
 }
 

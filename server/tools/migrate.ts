@@ -24,7 +24,7 @@ export const RECORD_TABLES: { name: string; key: string }[] = [
   { name: 'mime_types', key: 'mime' },
 ];
 /** Not copied: unfinished uploads (clients resume against the source until the switch) and per-deployment state. */
-const TRANSIENT_TABLES = new Set(['uploads', 'upload_chunks', 'cancelled_uploads', 'job_leases', 'doomed_bytes', 'stash_migrations']);
+const TRANSIENT_TABLES = new Set(['uploads', 'upload_chunks', 'cancelled_uploads', 'finished_uploads', 'job_leases', 'doomed_bytes', 'stash_migrations']);
 /**
  * Kept by the target's own triggers as files arrive (list counters, the list log, the SQLite
  * name index and its FTS5 shadow tables), or read again by its servers (list anchors and kept

@@ -44,5 +44,7 @@ describe('retry rules (issue 5)', () => {
     ]);
     expect(acknowledgedBytes(3, 250, 100, progress)).toBe(130);
     expect(planResume(3, 250, 100, { received: [0, 1, 2], partial: null })).toEqual([]);
+    // Every byte of chunk 1 kept, its request cut before its end: only the end is sent.
+    expect(planResume(3, 250, 100, { received: [0], partial: { chunkIndex: 1, bytes: 100 } })[0]).toEqual({ index: 1, offset: 100 });
   });
 });

@@ -88,6 +88,25 @@ describe.each(DIALECTS)('upload queue on %s', (dialect) => {
     expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
   });
 
+  it('takes the link from status when the last chunk was stored but its answer lost, sending nothing again', async () => {
+    h = await createHarness(dialect);
+    const { queue } = await h.openTab();
+    const file = textFile(CHUNK + 700);
+    h.proxy.cutNextUpload(Infinity);
+    h.proxy.loseNextAnswer();
+    const [queued] = await queue.enqueue([file]);
+    const done = await waitForState(queue, queued!.id, ['done', 'failed']);
+    expect(done.error).toBeUndefined();
+    expect(done.state).toBe('done');
+    // The server listed the file once; the client learned its link from files/upload/status
+    // (design §7) instead of sending the whole file again and having it listed twice.
+    expect(h.proxy.uploads.map((u) => u.fields.chunkIndex)).toEqual(['0', '1']);
+    expect(h.proxy.totalFileBytes()).toBe(file.size);
+    const listed = await h.t.deps.db.selectFrom('files').select('actual_name').execute();
+    expect(listed.map((f) => f.actual_name)).toEqual([done.url!.split('/').pop()]);
+    expect((await download(h.t, done.url!)).equals(await bytesOf(file))).toBe(true);
+  });
+
   it('resumes after a reload: a new queue over the same IndexedDB finishes without resending stored bytes', async () => {
     h = await createHarness(dialect);
     const first = await h.openTab();

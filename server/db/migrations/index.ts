@@ -17,6 +17,7 @@ import * as fileNamesRowids from './2026-12-03-21-file-names-rowids.ts';
 import * as fileDeletesPerStatement from './2026-12-04-10-file-deletes-per-statement.ts';
 import * as doomedBytesByKey from './2026-12-04-20-doomed-bytes-by-key.ts';
 import * as accountsBeingRemoved from './2026-12-04-30-accounts-being-removed.ts';
+import * as finishedUploads from './2026-12-05-10-finished-uploads.ts';
 
 /**
  * Migrations in the order they run; names sort by date. Listed statically (not read from disk)
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '2026-12-04-10-file-deletes-per-statement': fileDeletesPerStatement,
   '2026-12-04-20-doomed-bytes-by-key': doomedBytesByKey,
   '2026-12-04-30-accounts-being-removed': accountsBeingRemoved,
+  '2026-12-05-10-finished-uploads': finishedUploads,
 };

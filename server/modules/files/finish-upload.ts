@@ -19,7 +19,7 @@ import { claimFinish, completeFinish, dropUpload, releaseFinish, renewFinish, st
  * point: an object already finalized is read where it is, and the file row and the end of the
  * upload are written in one transaction.
  */
-export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow, size: number): Promise<UploadDoneResponse> {
+export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow, size: number, rememberUntil?: number): Promise<UploadDoneResponse> {
   const key = upload.storage_key;
   let finalized = (await deps.storage.stat(key)) !== null;
   const read = (start: number, end: number) =>
@@ -48,7 +48,7 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
       storage_key: key,
       sha256: null,
     };
-    await completeFinish(deps.db, upload.id, row, await quotaAtListing(deps, caller, size));
+    await completeFinish(deps.db, upload, row, { beforeListing: await quotaAtListing(deps, caller, size), rememberUntil });
     // Previews are made in the background; the answer lists none yet (issue 11 item 9).
     deps.previews.enqueue(row.id);
     const file = toFileRecord(row, caller.username, deps.config.urls.files);
@@ -72,13 +72,14 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
  * completing an upload at once exactly one lists it; a finish cut short by a crash is taken up
  * by the next request once its claim lapses). Null when another request is finishing it.
  */
-export async function finishClaimed(deps: Deps, caller: Caller, upload: UploadRow, size: number): Promise<UploadDoneResponse | null> {
+/** `rememberUntil`: the upload was named by the client's uploadId (completeFinish). */
+export async function finishClaimed(deps: Deps, caller: Caller, upload: UploadRow, size: number, rememberUntil?: number): Promise<UploadDoneResponse | null> {
   const leaseMs = deps.uploadLeaseMs;
   if (!(await claimFinish(deps.db, upload.id, Date.now(), Date.now() + leaseMs))) return null;
   const timer = setInterval(() => void renewFinish(deps.db, upload.id, Date.now() + leaseMs).catch(() => {}), Math.max(50, leaseMs / 5));
   timer.unref();
   try {
-    return await finishUpload(deps, caller, upload, size);
+    return await finishUpload(deps, caller, upload, size, rememberUntil);
   } finally {
     clearInterval(timer);
   }

@@ -16,8 +16,11 @@ export interface WriteOutcome {
 }
 
 export interface WriteOptions {
-  /** Called with the running byte count; returning an HttpError stops the write with it. */
-  limit?: (bytesSoFar: number) => HttpError | null;
+  /**
+   * Called with the running byte count; returning an HttpError stops the write with it. It may
+   * answer with a promise now and then (a bound asked of the database): the body waits for it.
+   */
+  limit?: (bytesSoFar: number) => HttpError | null | Promise<HttpError | null>;
   /** Bytes already stored before `offset` that belong to the same hash (a resumed chunk). */
   seed?: Readable;
   /** Once aborted, the store takes no more of these bytes (Storage.writeAt). */
@@ -50,7 +53,8 @@ async function hashAndStore(storage: Storage, key: string, offset: number, sourc
   async function* metered(): AsyncGenerator<Buffer> {
     for await (const buf of piecesOf(source)) {
       seen += buf.length;
-      stopped = options.limit?.(seen) ?? null;
+      const verdict = options.limit?.(seen) ?? null;
+      stopped = verdict instanceof Promise ? await verdict : verdict;
       if (stopped) throw stopped;
       await hash.update(buf);
       yield buf;

@@ -2,21 +2,23 @@ import type { Deps } from '../../deps.ts';
 import { HttpError, tooLarge } from '../../http/errors.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { MB } from '../settings/settings.service.ts';
-import { countUnfinishedUploads, storedFileBytes, unfinishedBytes } from './uploads.repository.ts';
+import { createUploadWithin, reserveWholeFile, storedFileBytes, unfinishedBytes, type UploadRow } from './uploads.repository.ts';
 
 /**
  * Design §6, issue 8 item 4: what one account may hold open, checked before any byte is
- * written. Each refusal names the bound (the Site Settings entry) so the user and the operator
- * know which one to look at.
+ * written, in the transaction that opens the upload. Each refusal names the bound (the Site
+ * Settings entry) so the user and the operator know which one to look at.
  */
-export async function assertMayOpenUpload(deps: Deps, caller: Caller, now: number): Promise<void> {
+export async function openBoundedUpload(deps: Deps, caller: Caller, row: UploadRow): Promise<UploadRow> {
   const { max_unfinished_uploads: max } = await deps.settings.limits();
-  if ((await countUnfinishedUploads(deps.db, caller.id, now)) >= max) {
+  const opened = await createUploadWithin(deps.db, deps.dialect, row, max);
+  if (!opened) {
     throw new HttpError(
       429,
       `You have ${max} unfinished uploads, the most this site allows (max unfinished uploads); finish or cancel one before starting another.`,
     );
   }
+  return opened;
 }
 
 /**
@@ -32,21 +34,38 @@ export async function assertRoomFor(deps: Deps, caller: Caller, incoming: number
   await assertQuota(deps, caller, pending);
 }
 
+/** The most a whole file reserves past the bytes it has (reserveWholeFile). */
+export const WHOLE_FILE_RESERVE_STEP = 64 * MB;
+
 /**
  * A whole file's bounds while its body streams, its size unknown until the end. A whole file
  * counts as an unfinished upload, as a chunked one does: left out, one account could hold any
- * number of 1 GB bodies open at once. Each bound is read once, here; a quota already used up
- * refuses before any byte is written.
+ * number of 1 GB bodies open at once. Its room under max unfinished upload size is reserved
+ * ahead of its bytes, as much again as it has (64 MiB at most), so a body asks the database a
+ * few dozen times per GiB, the first time before its first byte is written; bodies streaming
+ * at once, on any process, share the bound instead of each seeing the room the others are
+ * filling. The storage quota refuses early only a file that alone would not fit: several that
+ * each fit meet where they are listed, which admits exactly as many as fit (quotaAtListing).
  */
-export async function wholeFileBounds(deps: Deps, caller: Caller): Promise<(seen: number) => HttpError | null> {
-  const { max_unfinished_size: maxUnfinished } = await deps.settings.limits();
-  const quota = await deps.settings.storageQuotaBytes(caller.role);
-  const held = await unfinishedBytes(deps.db, caller.id, Date.now(), deps.uploadChunkSize);
-  const stored = quota === null ? 0 : await storedFileBytes(deps.db, caller.id);
-  if (quota !== null && stored > quota) throw quotaExceeded(quota, caller);
+export function wholeFileBounds(deps: Deps, caller: Caller, upload: UploadRow): (seen: number) => HttpError | null | Promise<HttpError | null> {
+  let reserved = 0;
+  let quota: { bytes: number; room: number } | null = null;
+  const reserve = async (seen: number): Promise<HttpError | null> => {
+    const bytes = await deps.settings.storageQuotaBytes(caller.role);
+    if (bytes !== null) {
+      quota ??= { bytes, room: bytes - (await storedFileBytes(deps.db, caller.id)) };
+      if (seen > quota.room) return quotaExceeded(quota.bytes, caller);
+    }
+    const { max_unfinished_size: maxMb } = await deps.settings.limits();
+    const want = seen + Math.min(WHOLE_FILE_RESERVE_STEP, seen);
+    const granted = await reserveWholeFile(deps.db, deps.dialect, upload, { need: seen, want }, { maxUnfinished: maxMb * MB, nowMs: Date.now(), chunkSize: deps.uploadChunkSize });
+    if (granted === false) return unfinishedTooLarge(maxMb);
+    reserved = granted;
+    return null;
+  };
   return (seen) => {
-    if (held + seen > maxUnfinished * MB) return unfinishedTooLarge(maxUnfinished);
-    return quota !== null && stored + held + seen > quota ? quotaExceeded(quota, caller) : null;
+    if (quota !== null && seen > quota.room) return quotaExceeded(quota.bytes, caller);
+    return seen <= reserved ? null : reserve(seen);
   };
 }
 

@@ -9,12 +9,12 @@ import { finishClaimed, tooLargeMessage } from './finish-upload.ts';
 import { streamIntoStorage } from './stream-into-storage.ts';
 import { sha256OfStream } from '../../lib/sha256-off-thread.ts';
 import type { UploadFields } from './upload-fields.ts';
-import { assertMayOpenUpload, assertQuota, assertRoomFor, wholeFileBounds } from './upload-bounds.ts';
+import { assertQuota, assertRoomFor, openBoundedUpload, wholeFileBounds } from './upload-bounds.ts';
 import { MB } from '../settings/settings.service.ts';
 import { ChunkLease, LeaseLostError, uploadGone } from './upload-lease.ts';
 import {
   claimUpload,
-  createUpload,
+  findFinished,
   findUpload,
   listChunks,
   rememberCancel,
@@ -22,6 +22,9 @@ import {
   wasCancelled,
   type UploadRow,
 } from './uploads.repository.ts';
+import { toFileRecord } from './file-record.ts';
+
+type Finished = NonNullable<Awaited<ReturnType<typeof findFinished>>>;
 
 /** Design §7: an unfinished upload expires 24 h after its last activity. */
 export const UPLOAD_TTL_SECONDS = 24 * 60 * 60;
@@ -70,11 +73,22 @@ export async function receiveChunk(
   }
   const base = chunkIndex * chunkSize;
   if (base >= maxBytes && chunkIndex > 0) throw tooLarge(await tooLargeMessage(deps));
-  if (chunkOffset >= chunkSize) throw badRequest(`Field 'chunkOffset' must be less than the chunk size (${chunkSize}).`);
+  // Equal to the chunk size it resumes a chunk whose bytes all arrived but whose request was cut
+  // before its end (status reports them all): an empty file part completes it, as for the last.
+  if (chunkOffset > chunkSize) throw badRequest(`Field 'chunkOffset' must be at most the chunk size (${chunkSize}).`);
 
+  const rowId = uploadRowId(caller.id, uploadId, originalName, totalChunks);
+  // Finished already, its last answer lost: the file it became, not a new upload (design §7).
+  if (uploadId !== null) {
+    const finished = await findFinished(deps.db, rowId, nowSeconds());
+    if (finished) return answerFinished(deps, caller, finished, source);
+  }
   if (fields.fileSize !== null) await assertQuota(deps, caller, fields.fileSize);
 
-  const upload = await openUpload(deps, caller, uploadRowId(caller.id, uploadId, originalName, totalChunks), originalName, totalChunks, fields.fileSize, true);
+  const upload = await openUpload(deps, caller, rowId, originalName, totalChunks, fields.fileSize, () => {
+    if (chunkOffset > 0) throw conflict(`Only 0 bytes of chunk ${chunkIndex} are stored: resume from chunkOffset 0.`);
+  });
+  const named = uploadId !== null;
   const fileSize = upload.file_size ?? fields.fileSize;
   const isLast = chunkIndex === totalChunks - 1;
   // Spec §9: every chunk but the last is exactly the chunk size; the last is the rest.
@@ -82,7 +96,7 @@ export async function receiveChunk(
   if (expected !== null && (expected < 0 || expected > chunkSize)) throw badRequest('The file size does not match the number of chunks.');
 
   const held = await ChunkLease.acquire(deps.db, upload.id, chunkIndex, deps.uploadLeaseMs);
-  if (held.kind === 'complete') return resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, source);
+  if (held.kind === 'complete') return resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, source, named);
   const { lease } = held;
   // Taken over or cancelled: stop reading this body now, not at its next piece.
   lease.signal.addEventListener('abort', () => source.destroy(lease.signal.reason as Error), { once: true });
@@ -137,16 +151,36 @@ export async function receiveChunk(
   }
   await touch(deps, upload.id);
 
-  return finishIfWhole(deps, caller, upload);
+  return finishIfWhole(deps, caller, upload, named);
 }
 
-/** Once every chunk is stored, the one request that wins the finish claim lists the file. */
-async function finishIfWhole(deps: Deps, caller: Caller, upload: UploadRow): Promise<UploadChunkResponse | UploadDoneResponse> {
+/**
+ * Once every chunk is stored, the one request that wins the finish claim lists the file.
+ * `named`: the client gave an uploadId, so the finished upload is remembered under it.
+ */
+async function finishIfWhole(deps: Deps, caller: Caller, upload: UploadRow, named: boolean): Promise<UploadChunkResponse | UploadDoneResponse> {
   const after = await listChunks(deps.db, upload.id);
   const done = after.filter((c) => c.complete);
   if (done.length < upload.total_chunks) return progress(after, upload.total_chunks);
   const size = done.reduce((sum, c) => sum + c.bytes, 0);
-  return (await finishClaimed(deps, caller, upload, size)) ?? progress(after, upload.total_chunks);
+  const rememberUntil = named ? nowSeconds() + UPLOAD_TTL_SECONDS : undefined;
+  return (await finishClaimed(deps, caller, upload, size, rememberUntil)) ?? progress(after, upload.total_chunks);
+}
+
+/**
+ * A request of an upload that is already a file. Its bytes are read to the end (the connection
+ * stays usable) and dropped; the answer is the last chunk's. A file deleted since is 410: sent
+ * again it would come back, which its owner did not ask for.
+ */
+async function answerFinished(deps: Deps, caller: Caller, finished: Finished, source: Readable): Promise<UploadDoneResponse> {
+  for await (const _piece of source);
+  return doneAnswer(deps, caller, finished);
+}
+
+function doneAnswer(deps: Deps, caller: Caller, finished: Finished): UploadDoneResponse {
+  if (!finished.file) throw new HttpError(410, 'This upload was finished, and its file has since been deleted.');
+  const file = toFileRecord(finished.file, caller.username, deps.config.urls.files);
+  return { success: true, url: file.url, file };
 }
 
 async function touch(deps: Deps, uploadId: string): Promise<void> {
@@ -166,6 +200,7 @@ async function resentChunk(
   chunkIndex: number,
   sha256: string | null,
   source: Readable,
+  named: boolean,
 ): Promise<UploadChunkResponse | UploadDoneResponse> {
   const hex = await sha256OfStream(source);
   if (sha256 !== null && hex !== sha256) {
@@ -175,7 +210,7 @@ async function resentChunk(
   }
   await touch(deps, upload.id);
   // A finish cut short (the server died while listing the file) is taken up here.
-  return finishIfWhole(deps, caller, upload);
+  return finishIfWhole(deps, caller, upload, named);
 }
 
 /** A store that is out of room answers 507 (issue 8: a full disk is a clear answer, not a 500). */
@@ -205,9 +240,9 @@ export interface Staged {
 export async function stageWhole(deps: Deps, caller: Caller, originalName: string, source: Readable): Promise<Staged> {
   const maxBytes = await deps.settings.maxFileSizeBytes();
   const message = await tooLargeMessage(deps);
+  const upload = await openUpload(deps, caller, sha256Hex(`whole\n${crypto.randomUUID()}`), originalName, 1, null);
   // Design §6: the per-user bounds hold before any byte is written, and while the body streams.
-  const bounds = await wholeFileBounds(deps, caller);
-  const upload = await openUpload(deps, caller, sha256Hex(`whole\n${crypto.randomUUID()}`), originalName, 1, null, true);
+  const bounds = wholeFileBounds(deps, caller, upload);
   const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, {
     limit: (seen) => (seen > maxBytes ? tooLarge(message) : bounds(seen)),
   });
@@ -233,7 +268,11 @@ export async function dropStaged(deps: Deps, staged: Staged): Promise<void> {
   await deps.storage.discard(staged.upload.storage_key);
 }
 
-/** `bounded`: a new upload counts against the caller's max unfinished uploads (design §6). */
+/**
+ * The upload `id`, opened if new — counted against the caller's max unfinished uploads (design
+ * §6). `refuseNew` throws for a request that could not start an upload (a resume of bytes never
+ * sent): refused before the row exists, it leaves nothing behind to count against the bound.
+ */
 async function openUpload(
   deps: Deps,
   caller: Caller,
@@ -241,7 +280,7 @@ async function openUpload(
   originalName: string,
   totalChunks: number,
   fileSize: number | null,
-  bounded: boolean,
+  refuseNew?: () => void,
 ): Promise<UploadRow> {
   const now = nowSeconds();
   let upload = await findUpload(deps.db, id);
@@ -253,8 +292,8 @@ async function openUpload(
   if (!upload) {
     // A request still on its way when its upload was cancelled opens nothing again (design §7).
     if (await wasCancelled(deps.db, id, now)) throw uploadGone();
-    if (bounded) await assertMayOpenUpload(deps, caller, now);
-    upload = await createUpload(deps.db, {
+    refuseNew?.();
+    upload = await openBoundedUpload(deps, caller, {
       id,
       user_id: caller.id,
       original_name: originalName,
@@ -310,6 +349,12 @@ export const STATUS_SETTLE_MS = 3000;
  * without recording anything — is reported from the store itself.
  */
 export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string): Promise<UploadStatus> {
+  const finished = await findFinished(deps.db, uploadRowId(caller.id, uploadId, '', 0), nowSeconds());
+  if (finished) {
+    // Every chunk is in, and the file it became is the answer its last request lost.
+    const { file, url } = doneAnswer(deps, caller, finished);
+    return { success: true, totalChunks: finished.totalChunks, received: Array.from({ length: finished.totalChunks }, (_, i) => i), partial: null, file, url };
+  }
   const upload = await ownUpload(deps, caller, uploadId);
   const deadline = Date.now() + STATUS_SETTLE_MS;
   let chunks = await listChunks(deps.db, upload.id);

@@ -1,5 +1,6 @@
-import type { Database } from '../../db/index.ts';
+import type { Database, Dialect } from '../../db/index.ts';
 import type { FilesTable, UploadsTable } from '../../db/schema.ts';
+import { lockUser } from '../users/users.repository.ts';
 import { insertFile } from './files.repository.ts';
 
 export type UploadRow = UploadsTable;
@@ -19,17 +20,6 @@ export async function findUpload(db: Database, id: string): Promise<UploadRow | 
 }
 
 /** Inserts the upload unless another request did so first; returns the row that won. */
-export async function createUpload(db: Database, row: UploadRow): Promise<UploadRow> {
-  await db
-    .insertInto('uploads')
-    .values(row)
-    .onConflict((oc) => oc.column('id').doNothing())
-    .execute();
-  const stored = await findUpload(db, row.id);
-  if (!stored) throw new Error('upload row vanished right after insert');
-  return stored;
-}
-
 /** Design §7: an upload lives 24 h after its last activity. */
 export async function touchUpload(db: Database, id: string, now: number, expiresAt: number): Promise<void> {
   await db.updateTable('uploads').set({ updated_at: now, expires_at: expiresAt }).where('id', '=', id).execute();
@@ -137,6 +127,23 @@ export async function settleChunk(
 }
 
 /** How many unfinished uploads the user holds (design §6 bound), not counting expired ones. */
+/**
+ * Opens upload `row` unless its owner already has `max` unfinished ones (null then). The count
+ * and the insert are one transaction, under the owner's row lock on PostgreSQL (SQLite runs one
+ * transaction at a time), so uploads opened at once on any process cannot all see room for
+ * themselves. A row of the same id made meanwhile (another chunk of this upload) is returned.
+ */
+export async function createUploadWithin(db: Database, dialect: Dialect, row: UploadRow, max: number): Promise<UploadRow | null> {
+  return db.transaction().execute(async (trx) => {
+    await lockUser(trx, dialect, row.user_id);
+    const existing = await findUpload(trx, row.id);
+    if (existing) return existing;
+    if ((await countUnfinishedUploads(trx, row.user_id, row.created_at)) >= max) return null;
+    await trx.insertInto('uploads').values(row).execute();
+    return (await findUpload(trx, row.id)) ?? null;
+  });
+}
+
 export async function countUnfinishedUploads(db: Database, userId: string, now: number): Promise<number> {
   const row = await db
     .selectFrom('uploads')
@@ -159,6 +166,36 @@ export async function unfinishedBytes(db: Database, userId: string, nowMs: numbe
     .where('uploads.user_id', '=', userId)
     .execute();
   return rows.reduce((sum, r) => sum + (r.writer !== null && Number(r.lease_until) >= nowMs ? Math.max(chunkSize, Number(r.bytes)) : Number(r.bytes)), 0);
+}
+
+/**
+ * Room for a whole file's bytes under max unfinished upload size, taken ahead of them (design
+ * §6): its size is unknown until its body ends, so its upload's one chunk row holds the bytes
+ * reserved, which every other request of the owner counts (unfinishedBytes). Grows the
+ * reservation to `want` bytes where the owner's other uploads leave room for that, else to just
+ * `need`; false when not even `need` fits. One transaction, under the owner's row lock on
+ * PostgreSQL: bodies streaming at once on any process cannot each take the same room.
+ */
+export async function reserveWholeFile(
+  db: Database,
+  dialect: Dialect,
+  upload: Pick<UploadRow, 'id' | 'user_id'>,
+  bytes: { need: number; want: number },
+  bound: { maxUnfinished: number; nowMs: number; chunkSize: number },
+): Promise<number | false> {
+  return db.transaction().execute(async (trx) => {
+    await lockUser(trx, dialect, upload.user_id);
+    const held = await unfinishedBytes(trx, upload.user_id, bound.nowMs, bound.chunkSize);
+    const mine = await trx.selectFrom('upload_chunks').select('bytes').where('upload_id', '=', upload.id).where('chunk_index', '=', 0).executeTakeFirst();
+    const room = bound.maxUnfinished - (held - Number(mine?.bytes ?? 0));
+    if (room < bytes.need) return false;
+    // Near the bound, no more than the bytes in hand: a reservation ahead of them would refuse
+    // another body that fits.
+    const granted = room >= bytes.want ? bytes.want : bytes.need;
+    if (mine) await trx.updateTable('upload_chunks').set({ bytes: granted }).where('upload_id', '=', upload.id).where('chunk_index', '=', 0).execute();
+    else await trx.insertInto('upload_chunks').values({ upload_id: upload.id, chunk_index: 0, bytes: granted, complete: 0, sha256: null, writer: null, lease_until: null }).execute();
+    return granted;
+  });
 }
 
 /** Bytes of the user's listed files (the storage quota counts them with unfinished bytes). */
@@ -214,13 +251,35 @@ export async function releaseFinish(db: Database, id: string): Promise<void> {
   await db.updateTable('uploads').set({ finishing_until: null }).where('id', '=', id).execute();
 }
 
-/** Lists `file` and ends upload `id` at once; `beforeListing` may refuse (throw) inside the transaction. */
-export async function completeFinish(db: Database, id: string, file: FilesTable, beforeListing?: (trx: Database) => Promise<void>): Promise<void> {
+/**
+ * Lists `file` and ends the upload at once; `beforeListing` may refuse (throw) inside the
+ * transaction. `rememberUntil`: the upload was named by the client's uploadId, so a request of
+ * it arriving later (its last answer lost) is told the file it became, until then.
+ */
+export async function completeFinish(
+  db: Database,
+  upload: Pick<UploadRow, 'id' | 'total_chunks'>,
+  file: FilesTable,
+  options: { beforeListing?: (trx: Database) => Promise<void>; rememberUntil?: number } = {},
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await beforeListing?.(trx);
+    await options.beforeListing?.(trx);
     await insertFile(trx, file);
-    await trx.deleteFrom('uploads').where('id', '=', id).execute();
+    await trx.deleteFrom('uploads').where('id', '=', upload.id).execute();
+    if (options.rememberUntil !== undefined) {
+      // One left from the same uploadId's earlier life, expired but not yet swept, goes first.
+      await trx.deleteFrom('finished_uploads').where('id', '=', upload.id).execute();
+      await trx.insertInto('finished_uploads').values({ id: upload.id, file_id: file.id, total_chunks: upload.total_chunks, expires_at: options.rememberUntil }).execute();
+    }
   });
+}
+
+/** What a remembered finished upload became: its file's row, or null when the file was deleted since. */
+export async function findFinished(db: Database, id: string, now: number): Promise<{ totalChunks: number; file: FilesTable | null } | undefined> {
+  const row = await db.selectFrom('finished_uploads').select(['file_id', 'total_chunks']).where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
+  if (!row) return undefined;
+  const file = await db.selectFrom('files').selectAll().where('id', '=', row.file_id).executeTakeFirst();
+  return { totalChunks: Number(row.total_chunks), file: file ?? null };
 }
 
 export async function listExpiredUploads(db: Database, now: number, limit: number): Promise<Pick<UploadRow, 'id' | 'storage_key' | 'finishing_until'>[]> {
@@ -241,6 +300,8 @@ export async function wasCancelled(db: Database, id: string, now: number): Promi
   return row !== undefined;
 }
 
+/** Forgets cancelled and finished uploads past the time an unfinished one would have expired. */
 export async function forgetOldCancels(db: Database, now: number): Promise<void> {
   await db.deleteFrom('cancelled_uploads').where('expires_at', '<=', now).execute();
+  await db.deleteFrom('finished_uploads').where('expires_at', '<=', now).execute();
 }

@@ -2,6 +2,8 @@
 export interface ServerProgress {
   received: number[];
   partial: { chunkIndex: number; bytes: number } | null;
+  /** Finished already: the link its last chunk's lost answer carried (design §7 status). */
+  url?: string;
 }
 
 export const NOTHING_RECEIVED: ServerProgress = { received: [], partial: null };
@@ -27,7 +29,7 @@ export function planResume(totalChunks: number, size: number, chunkSize: number,
     if (received.has(index)) continue;
     const partial = progress.partial;
     const length = chunkLength(index, size, chunkSize);
-    const offset = partial && partial.chunkIndex === index && partial.bytes > 0 && partial.bytes < length ? partial.bytes : 0;
+    const offset = partial && partial.chunkIndex === index && partial.bytes > 0 && partial.bytes <= length ? partial.bytes : 0;
     steps.push({ index, offset });
   }
   return steps;

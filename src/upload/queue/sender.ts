@@ -55,7 +55,7 @@ export async function serverProgress(transport: Transport, apiUrl: string, token
   const received = Array.isArray(body.received) ? body.received.filter((n): n is number => Number.isInteger(n)) : [];
   const p = body.partial as { chunkIndex?: unknown; bytes?: unknown } | null | undefined;
   const partial = p && Number.isInteger(p.chunkIndex) && Number.isInteger(p.bytes) ? { chunkIndex: p.chunkIndex as number, bytes: p.bytes as number } : null;
-  return { received, partial };
+  return typeof body.url === 'string' ? { received, partial, url: body.url } : { received, partial };
 }
 
 /**
@@ -67,6 +67,11 @@ export async function sendUpload(job: SendJob): Promise<void> {
   const { record, source, signal, transport, apiUrl, token } = job;
   const progress = await serverProgress(transport, apiUrl, token, record.id, signal);
   const { size, chunkSize, totalChunks } = record;
+  // The last answer was lost on its way (a dropped connection, a crash): the file is listed.
+  if (progress.url !== undefined) {
+    await job.acknowledged(size, progress.url);
+    return;
+  }
   await job.acknowledged(acknowledgedBytes(totalChunks, size, chunkSize, progress));
   for (const index of progress.received) await source.release(index).catch(() => undefined);
 
@@ -74,7 +79,8 @@ export async function sendUpload(job: SendJob): Promise<void> {
     const current = await job.current();
     if (!current || !isSendable(current)) throw new DOMException('Stopped', 'AbortError');
     const chunk = await source.read(step.index, signal);
-    const offset = step.offset < chunk.data.size ? step.offset : 0;
+    // Equal to the chunk's size: every byte is stored, and an empty part completes it.
+    const offset = step.offset <= chunk.data.size ? step.offset : 0;
     const fields: [string, string][] = [
       [UPLOAD_FIELDS.uploadId, record.id],
       [UPLOAD_FIELDS.fileSize, String(size)],

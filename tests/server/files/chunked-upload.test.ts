@@ -64,8 +64,8 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     expect(r1.body.url).toBe(`${t.deps.config.urls.files}/${String(file.actual_name)}`);
     expect(String(file.actual_name)).toMatch(/^[A-Za-z0-9_-]{10}\.bin$/);
     expect(sha256(await download(String(r1.body.url)))).toBe(sha256(data));
-    // The finished upload is gone: its id no longer names anything.
-    expect((await status(uploadId)).status).toBe(404);
+    // Finished: its id names the file it became, for a client whose last answer was lost.
+    expect((await status(uploadId)).body).toMatchObject({ success: true, received: [0, 1, 2], partial: null, url: r1.body.url });
   });
 
   it('keeps the bytes of a chunk cut off midway and completes it from the reported offset', async () => {
@@ -98,6 +98,34 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     const last = await upload({ ...common, chunkIndex: 1 }, data.subarray(CHUNK));
     expect(last.status).toBe(200);
     expect(sha256(await download(String(last.body.url)))).toBe(sha256(data));
+  });
+
+  it('completes a chunk whose bytes all arrived before its request was cut, from an offset equal to its size', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const data = randomBytes(CHUNK + 200);
+    // A last byte that cannot start the closing boundary, so the parser holds nothing back.
+    data[CHUNK - 1] = 0x41;
+    const uploadId = crypto.randomUUID();
+    const first = data.subarray(0, CHUNK);
+    const common = { uploadId, originalname: 'whole-then-cut.bin', totalChunks: 2, fileSize: data.length };
+    const unflushed = t.store.driver === 's3' ? PIECE : 0;
+    const writing = () => until(() => partialBytesOnDisk(t), (n) => n >= CHUNK - unflushed, 30_000);
+    // Every byte of chunk 0, then the connection drops before the multipart end.
+    expect((await upload({ ...common, chunkIndex: 0, chunkHash: sha256(first) }, first, { abortAfter: CHUNK, beforeCut: writing })).status).toBe(0);
+    const s = await until(() => status(uploadId), (r) => (r.body.partial as unknown) !== null, 30_000);
+    expect(s.body).toMatchObject({ received: [], partial: { chunkIndex: 0, bytes: CHUNK } });
+
+    // Nothing is left to send but the end: an empty part at chunkOffset = the chunk size. It was
+    // refused (400, "must be less than the chunk size"), and the client sent the whole chunk again.
+    const rest = await upload({ ...common, chunkIndex: 0, chunkOffset: CHUNK, chunkHash: sha256(first) }, Buffer.alloc(0));
+    expect(rest.body).toEqual({ success: true, received: [0], totalChunks: 2 });
+    const last = await upload({ ...common, chunkIndex: 1 }, data.subarray(CHUNK));
+    expect(last.status).toBe(200);
+    expect(sha256(await download(String(last.body.url)))).toBe(sha256(data));
+    // Past the chunk size there is nothing to resume: refused, nothing changed.
+    const past = await upload({ uploadId: crypto.randomUUID(), originalname: 'x.bin', totalChunks: 2, chunkIndex: 0, chunkOffset: CHUNK + 1 }, Buffer.alloc(0));
+    expect(past.status).toBe(400);
   });
 
   it('refuses a resume that skips bytes it does not have', async () => {

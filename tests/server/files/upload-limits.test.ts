@@ -18,8 +18,8 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
   // Bytes of unfinished uploads in the store (local partial/ or S3 pieces): a refusal writes none.
   const partialBytes = () => t.store.partialBytes();
   const chunk0 = (name: string, totalChunks = 2) => send({ uploadId: crypto.randomUUID(), originalname: name, totalChunks, chunkIndex: 0 }, randomBytes(CHUNK));
-  /** Whole files whose bodies stop after their first 100 KiB until `release()`. */
-  const heldWholeFiles = (files: Buffer[]) => {
+  /** Whole files whose bodies stop after their first `heldAfter` bytes until `release()`. */
+  const heldWholeFiles = (files: Buffer[], heldAfter = 100 * 1024) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const answers = Promise.all(
@@ -28,9 +28,9 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
           fields: { token: user.token, originalname: `part-${i}.bin` },
           file: {
             data: async function* () {
-              yield data.subarray(0, 100 * 1024);
+              yield data.subarray(0, heldAfter);
               await held;
-              yield data.subarray(100 * 1024);
+              yield data.subarray(heldAfter);
             },
           },
         }),
@@ -82,6 +82,32 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
 
     expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId: first })).status).toBe(200);
     expect((await chunk0('c.bin')).status).toBe(200);
+  });
+
+  it('opens no more than max unfinished uploads when many start at once', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/limit', { setting: 'max_unfinished_uploads', value: 2 })).status).toBe(200);
+    // Each was counted before any was inserted, so a burst all saw room (3 of 8 opened on one
+    // process, 7 of 8 times with a limit of 1): the count and the insert are now one transaction.
+    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((n) => chunk0(`${n}.bin`)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 429, 429, 429, 429, 429, 429]);
+    expect(await t.deps.db.selectFrom('uploads').select('id').where('user_id', '=', user.id).execute()).toHaveLength(2);
+  });
+
+  it('opens no upload for a request refused before it could start one (a resume of bytes never sent)', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/limit', { setting: 'max_unfinished_uploads', value: 2 })).status).toBe(200);
+    for (let i = 0; i < 3; i++) {
+      const refused = await send({ uploadId: crypto.randomUUID(), originalname: `r${i}.bin`, totalChunks: 2, chunkIndex: 0, chunkOffset: 500 }, randomBytes(CHUNK - 500));
+      expect(refused.status).toBe(409);
+      expect(String(refused.body.error)).toContain('resume from chunkOffset 0');
+    }
+    // Each refusal used to leave an upload behind, and after 20 of them the account could start
+    // none for 24 hours.
+    expect(await t.deps.db.selectFrom('uploads').select('id').where('user_id', '=', user.id).execute()).toHaveLength(0);
+    expect((await chunk0('fine.bin')).status).toBe(200);
   });
 
   it('refuses a chunk that would take unfinished bytes past max unfinished upload size', async () => {
@@ -141,6 +167,29 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 0 })).status).toBe(400);
     expect((await admin('delete/storagequota', { roleName: 'default' })).status).toBe(200);
     expect((await whole(400 * 1024)).status).toBe(200);
+  });
+
+  it("counts a whole file's bytes while it streams in every other upload's bound, not only its own", async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/limit', { setting: 'max_unfinished_size', value: 3 })).status).toBe(200);
+    // 2,000,000 bytes of the first body are in and it is still open...
+    const first = heldWholeFiles([randomBytes(2_100_000)], 2_000_000);
+    await until(
+      () => t.deps.db.selectFrom('upload_chunks').select('bytes').execute(),
+      (rows) => rows.reduce((sum, r) => sum + Number(r.bytes), 0) >= 2_000_000,
+    );
+    // ...so a second of 1,500,000 would hold 3.5 MB against 3 MB. Each body used to be measured
+    // against what the others had stored when it started: whole files hold none until listed,
+    // so both were taken.
+    const second = await send({ originalname: 'second.bin' }, randomBytes(1_500_000));
+    expect(second.status).toBe(413);
+    expect(String(second.body.error)).toContain('(max unfinished upload size)');
+    first.release();
+    expect((await first.answers).map((a) => a.status)).toEqual([200]);
+    // Listed, the first holds no unfinished bytes any more: the second now fits.
+    expect((await send({ originalname: 'second.bin' }, randomBytes(1_500_000))).status).toBe(200);
+    expect(await t.deps.db.selectFrom('upload_chunks').select('upload_id').execute()).toHaveLength(0);
   });
 
   it('lets whole files sent at once fill the quota and no more: each is checked again as it is listed', async () => {

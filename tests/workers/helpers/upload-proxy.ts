@@ -14,7 +14,8 @@ export interface SeenUpload {
 type Rule =
   | { kind: 'cut'; afterFileBytes: number; thenDown: boolean }
   | { kind: 'stall'; afterFileBytes: number }
-  | { kind: 'respond'; status: number; headers: Record<string, string>; body: unknown };
+  | { kind: 'respond'; status: number; headers: Record<string, string>; body: unknown }
+  | { kind: 'lose' };
 
 /**
  * A small HTTP proxy in front of the real API for the queue tests: it sees every upload body
@@ -68,6 +69,11 @@ export class UploadProxy {
   /** The next upload request is answered here, never reaching the server. */
   answerNextUpload(status: number, body: unknown, headers: Record<string, string> = {}): void {
     this.rules.push({ kind: 'respond', status, headers, body });
+  }
+
+  /** The next upload request reaches the server whole, and its answer is lost on the way back. */
+  loseNextAnswer(): void {
+    this.rules.push({ kind: 'lose' });
   }
 
   releaseStalled(): void {
@@ -164,8 +170,9 @@ export class UploadProxy {
     });
     upstream.on('response', (up) => {
       seen.status = up.statusCode ?? null;
-      if (stopped) {
+      if (stopped || rule?.kind === 'lose') {
         up.resume();
+        if (rule?.kind === 'lose') req.socket.destroy();
         return;
       }
       res.writeHead(up.statusCode ?? 502, up.headers);
