@@ -14,10 +14,28 @@ export function routeAppShell(manifest: (string | PrecacheEntry)[]): void {
   registerRoute(new NavigationRoute(createHandlerBoundToURL('index.html')));
 }
 
+const CONFIG_CACHE = 'stash-config';
+const CONFIG_PATH = '/config.json';
+
 /** /config.json names this deployment's hosts (design §2): fresh when online, last known offline. */
 export function routeRuntimeConfig(): void {
   registerRoute(
-    ({ url, request }) => request.method === 'GET' && url.origin === self.location.origin && url.pathname === '/config.json',
-    new NetworkFirst({ cacheName: 'stash-config', networkTimeoutSeconds: 5 }),
+    ({ url, request }) => request.method === 'GET' && url.origin === self.location.origin && url.pathname === CONFIG_PATH,
+    new NetworkFirst({ cacheName: CONFIG_CACHE, networkTimeoutSeconds: 5 }),
   );
+}
+
+/**
+ * Stores /config.json as the worker installs. It is not in the build's precache (one build
+ * serves every deployment), and the first page fetched it before any worker could see it: after
+ * a single visit, every page offline said "Stash could not start", and queued uploads waited
+ * for a page that could not open.
+ */
+export async function keepRuntimeConfig(): Promise<void> {
+  try {
+    const cache = await caches.open(CONFIG_CACHE);
+    await cache.add(CONFIG_PATH);
+  } catch {
+    // Offline as it installs: the next fetch of the page stores it (routeRuntimeConfig).
+  }
 }

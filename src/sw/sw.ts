@@ -1,6 +1,6 @@
 /// <reference lib="webworker" />
 import { clientsClaim } from 'workbox-core';
-import { routeAppShell, routeRuntimeConfig } from './app-shell.ts';
+import { keepRuntimeConfig, routeAppShell, routeRuntimeConfig } from './app-shell.ts';
 import { clearApiCache, isCachedRead, networkFirstRead } from './api-cache.ts';
 import { acceptShare } from './share-target.ts';
 import { SHARE_TARGET_PATH } from '../../contract/site-routes.ts';
@@ -18,6 +18,8 @@ routeAppShell(self.__WB_MANIFEST);
 routeRuntimeConfig();
 
 const changes = broadcastChannel();
+
+self.addEventListener('install', (event) => event.waitUntil(keepRuntimeConfig()));
 
 self.addEventListener('fetch', (event) => {
   const { request } = event;

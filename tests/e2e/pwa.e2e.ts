@@ -146,6 +146,29 @@ describe('the installable app', () => {
     }
   });
 
+  it('opens its pages with no network after a single visit', async () => {
+    // A first visit, then the connection goes: the site's configuration was fetched by the page
+    // before the service worker could see it, so every page offline said "Stash could not start".
+    const proxy = new CountingProxy();
+    const proxyUrl = await proxy.listen();
+    const context = await stack.browser.newContext({ viewport: { width: 390, height: 800 }, proxy: { server: proxyUrl, bypass: '<-loopback>' } });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${stack.siteUrl}/`);
+      await waitForServiceWorker(page);
+      await context.setOffline(true);
+      proxy.down = true;
+      for (const route of ['/faq', '/privacy', '/login']) {
+        await page.goto(`${stack.siteUrl}${route}`);
+        await page.locator('h1').first().waitFor({ timeout: 15_000 });
+        expect(await page.getByText('could not start').count(), route).toBe(0);
+      }
+    } finally {
+      await context.close();
+      await proxy.close();
+    }
+  });
+
   it('signs out with no network right after signing in, before the app is installed', async () => {
     // No service worker: nothing is cached for offline use yet (a first visit on a phone that
     // loses its connection right after sign-in).
