@@ -32,6 +32,11 @@ export interface UploadItem {
   error?: string;
   /** Set when state is 'done': the share link on the files host. */
   url?: string;
+  /**
+   * The server refused the session this upload was sent with (401: signed out elsewhere, the
+   * password changed, expired): it waits, every byte sent kept, until its owner signs in again.
+   */
+  signInAgain?: boolean;
   /** False when the upload lives only in this page (quota short): it will not survive a reload. */
   persistent: boolean;
   createdAt: number;

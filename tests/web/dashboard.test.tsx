@@ -118,6 +118,20 @@ describe('dashboard (spec §2, §4)', () => {
     expect(await screen.findByText('Copied to clipboard')).toBeInTheDocument();
   });
 
+  it('says when uploads wait because the session ended, and signs in again keeping them', async () => {
+    routeCalls(apiCall, handlers());
+    const { router } = renderApp('/dashboard');
+    await screen.findByText('Maximum file size: 2.00 GB');
+    // The server refused the session (401) mid-upload: the row used to say "Queued" for good.
+    uploader.push([item({ state: 'waiting', ackedBytes: 610, signInAgain: true })]);
+    expect(await screen.findByText(/Waiting for you to sign in again/)).toBeInTheDocument();
+    expect(screen.getByRole('alert')).toHaveTextContent('Your session has ended');
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Sign in again' }));
+    expect(uploader.signOut).toHaveBeenCalledWith(true);
+    await waitFor(() => expect(router.state.location.pathname).toBe('/login'));
+    expect(localStorage.getItem('token')).toBeNull();
+  });
+
   it("shows an upload's failure and offers a retry", async () => {
     routeCalls(apiCall, handlers());
     renderApp('/dashboard');

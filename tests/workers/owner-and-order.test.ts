@@ -98,10 +98,14 @@ describe.each(DIALECTS)('upload queue ownership and order on %s', (dialect) => {
     await waitUntil(() => h.proxy.uploads.length === 1);
     // The proxy sees the request before the queue reads the 401: wait for the queue to settle.
     expect((await waitForState(queue, queued!.id, ['waiting', 'failed', 'done'])).state).toBe('waiting');
+    // It says what it waits for, so the page can ask for the sign-in (not "Queued" for good).
+    await waitUntil(async () => (await queue.list()).find((i) => i.id === queued!.id)?.signInAgain === true);
     const again = await h.t.call<{ token: string }>('/api/v1/auth/login', { username: h.user.username, password: h.user.password });
     h.signedIn = { token: again.body.token, owner: h.user.id };
     queue.wake();
-    expect((await waitForState(queue, queued!.id, ['done', 'failed'])).state).toBe('done');
+    const done = await waitForState(queue, queued!.id, ['done', 'failed']);
+    expect(done.state).toBe('done');
+    expect(done.signInAgain).toBeUndefined();
   });
 
   it('sends up to three files at once, so a small file finishes while a big one is still on its way; the rest say queued', async () => {

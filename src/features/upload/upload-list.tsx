@@ -1,4 +1,6 @@
 import { useRef } from 'react';
+import { useNavigate } from 'react-router-dom';
+import { useSession } from '../../lib/session.tsx';
 import { shareLink } from '../../lib/clipboard.ts';
 import { formatFileSize } from '../../lib/format.ts';
 import { notifyError } from '../../lib/notify.ts';
@@ -23,6 +25,7 @@ const STATE_TEXT: Record<ShownState, string> = {
 };
 
 function stateText(item: UploadItem): string {
+  if (item.signInAgain) return 'Waiting for you to sign in again';
   // Issue 11 item 2: while the copy into browser storage runs, say how much of it is saved.
   if (item.state === 'preparing') return `Preparing: ${formatFileSize(item.savedBytes ?? 0)} saved on this device`;
   return STATE_TEXT[item.state];
@@ -59,6 +62,30 @@ interface Props {
   pictureOf?: (name: string, size: number) => string | null;
 }
 
+/**
+ * The session ended under running uploads (signed out elsewhere, the password changed): they
+ * wait with every byte sent kept. Said once above the list, with the way out, rather than a
+ * "Queued" that never moves.
+ */
+function SessionEnded({ uploader }: { uploader: Uploader }) {
+  const { signOut } = useSession();
+  const navigate = useNavigate();
+  const signInAgain = async () => {
+    // Kept for the same account's next sign-in here (issue 11 item 1), as sign-out's "Keep" does.
+    await uploader.signOut(true).catch((err: unknown) => console.error('The upload queue did not sign out', err));
+    signOut();
+    navigate('/login');
+  };
+  return (
+    <div className="banner banner-warning upload-session-ended" role="alert">
+      <p>Your session has ended. Sign in again and your uploads continue where they stopped.</p>
+      <button type="button" className="btn btn-primary btn-small" onClick={() => void signInAgain()}>
+        Sign in again
+      </button>
+    </div>
+  );
+}
+
 /** One row per file: a progress bar (spec §4), and at 100 the link that copies on click. */
 export function UploadList({ items, uploader, pictureOf }: Props) {
   const { filesUrl } = useRuntimeConfig();
@@ -73,6 +100,7 @@ export function UploadList({ items, uploader, pictureOf }: Props) {
           </button>
         )}
       </div>
+      {items.some((i) => i.signInAgain) && <SessionEnded uploader={uploader} />}
       <ul className="upload-list">
         {items.map((item) => {
           const pct = percentOf(item);

@@ -141,7 +141,12 @@ export class UploadQueue {
   /** The signed-in user's uploads only (issue 11 item 1); nobody signed in sees none. */
   async list(): Promise<UploadItem[]> {
     const auth = await this.deps.auth();
-    const items = (await this.book.all()).filter(({ record }) => ownedBy(record, auth)).map(({ record, persistent }) => this.progress.apply(toItem(record, persistent)));
+    // A session the server refused: what waits for it waits for a sign-in, which the page asks for.
+    const refused = auth.token !== null && auth.token === this.runDeps.refused.token;
+    const items = (await this.book.all())
+      .filter(({ record }) => ownedBy(record, auth))
+      .map(({ record, persistent }) => this.progress.apply(toItem(record, persistent)))
+      .map((item) => (refused && item.state === 'waiting' ? { ...item, signInAgain: true } : item));
     return items.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   }
 
