@@ -34,15 +34,21 @@ export async function assertRoomFor(deps: Deps, caller: Caller, incoming: number
   await assertQuota(deps, caller, pending);
 }
 
-/** The most a whole file reserves past the bytes it has (reserveWholeFile). */
-export const WHOLE_FILE_RESERVE_STEP = 64 * MB;
+/**
+ * How far past its bytes a whole file reserves (reserveWholeFile): a quarter of what it has,
+ * 256 KiB (one parser piece) to 32 MiB. Room reserved and not yet filled refuses another body
+ * that would fit, so it is kept small; a GiB costs some 60 reservations.
+ */
+export function reserveAhead(seen: number): number {
+  return seen + Math.min(32 * MB, Math.max(256 * 1024, Math.floor(seen / 4)));
+}
 
 /**
  * A whole file's bounds while its body streams, its size unknown until the end. A whole file
  * counts as an unfinished upload, as a chunked one does: left out, one account could hold any
  * number of 1 GB bodies open at once. Its room under max unfinished upload size is reserved
- * ahead of its bytes, as much again as it has (64 MiB at most), so a body asks the database a
- * few dozen times per GiB, the first time before its first byte is written; bodies streaming
+ * ahead of its bytes (reserveAhead), so a body asks the database a few dozen times per GiB,
+ * the first time before its first byte is written; bodies streaming
  * at once, on any process, share the bound instead of each seeing the room the others are
  * filling. The storage quota refuses early only a file that alone would not fit: several that
  * each fit meet where they are listed, which admits exactly as many as fit (quotaAtListing).
@@ -57,8 +63,7 @@ export function wholeFileBounds(deps: Deps, caller: Caller, upload: UploadRow): 
       if (seen > quota.room) return quotaExceeded(quota.bytes, caller);
     }
     const { max_unfinished_size: maxMb } = await deps.settings.limits();
-    const want = seen + Math.min(WHOLE_FILE_RESERVE_STEP, seen);
-    const granted = await reserveWholeFile(deps.db, deps.dialect, upload, { need: seen, want }, { maxUnfinished: maxMb * MB, nowMs: Date.now(), chunkSize: deps.uploadChunkSize });
+    const granted = await reserveWholeFile(deps.db, deps.dialect, upload, { need: seen, want: reserveAhead(seen) }, { maxUnfinished: maxMb * MB, nowMs: Date.now(), chunkSize: deps.uploadChunkSize });
     if (granted === false) return unfinishedTooLarge(maxMb);
     reserved = granted;
     return null;

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { UploadChunkResponse, UploadDoneResponse, UploadStatus } from '../../../contract/files.ts';
 import type { Deps } from '../../deps.ts';
 import { HttpError, MESSAGES, badRequest, conflict, notFound, tooLarge, unavailable, unprocessable } from '../../http/errors.ts';
@@ -96,7 +96,11 @@ export async function receiveChunk(
   if (expected !== null && (expected < 0 || expected > chunkSize)) throw badRequest('The file size does not match the number of chunks.');
 
   const held = await ChunkLease.acquire(deps.db, upload.id, chunkIndex, deps.uploadLeaseMs);
-  if (held.kind === 'complete') return resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, source, named);
+  if (held.kind === 'complete') {
+    // Sent again from an offset (the client saw only part of it kept): compared whole, as a hash is.
+    const whole = chunkOffset > 0 ? joined(deps.storage.readUnfinished(upload.storage_key, base, base + chunkOffset), source) : source;
+    return resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, whole, named);
+  }
   const { lease } = held;
   // Taken over or cancelled: stop reading this body now, not at its next piece.
   lease.signal.addEventListener('abort', () => source.destroy(lease.signal.reason as Error), { once: true });
@@ -211,6 +215,17 @@ async function resentChunk(
   await touch(deps, upload.id);
   // A finish cut short (the server died while listing the file) is taken up here.
   return finishIfWhole(deps, caller, upload, named);
+}
+
+/** `first`'s bytes, then `rest`'s. */
+function joined(first: Readable, rest: Readable): Readable {
+  return Readable.from(
+    (async function* () {
+      yield* first;
+      yield* rest;
+    })(),
+    { objectMode: false },
+  );
 }
 
 /** A store that is out of room answers 507 (issue 8: a full disk is a clear answer, not a 500). */

@@ -3,6 +3,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { until } from '../../helpers/poll.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import type { Caller } from '../../../server/modules/auth/caller.repository.ts';
+import { wholeFileBounds } from '../../../server/modules/files/upload-bounds.ts';
+import { createUploadWithin } from '../../../server/modules/files/uploads.repository.ts';
 
 const CHUNK = 256 * 1024;
 const MB = 1_048_576;
@@ -167,6 +170,24 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 0 })).status).toBe(400);
     expect((await admin('delete/storagequota', { roleName: 'default' })).status).toBe(200);
     expect((await whole(400 * 1024)).status).toBe(200);
+  });
+
+  it('reserves little room ahead of a streaming whole file, so another that fits is taken', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    expect((await admin('set/limit', { setting: 'max_unfinished_size', value: 3 })).status).toBe(200);
+    // A body the server has read 1,565,529 bytes of (where its parser's pieces happened to end),
+    // still open. Reserving as much again ahead took 3,131,058 of the 3 MB, and a 300,000-byte
+    // file (1.9 MB together) was refused.
+    const now = Math.floor(Date.now() / 1000);
+    const caller: Caller = { id: user.id, username: user.username, role: 'default', banned: false, via: 'session', sessionId: null };
+    const row = { id: `held-${now}`, user_id: user.id, original_name: 'held.bin', total_chunks: 1, file_size: null, storage_key: 'heldwholefile0000000', created_at: now, updated_at: now, expires_at: now + 3600 };
+    const upload = await createUploadWithin(t.deps.db, t.deps.dialect, row, 20);
+    const bounds = wholeFileBounds(t.deps, caller, upload!);
+    expect(await bounds(1_565_529)).toBeNull();
+    const reserved = await t.deps.db.selectFrom('upload_chunks').select('bytes').where('upload_id', '=', row.id).executeTakeFirstOrThrow();
+    expect(Number(reserved.bytes)).toBeLessThanOrEqual(1_565_529 * 1.25);
+    expect((await send({ originalname: 'fits.bin' }, randomBytes(300_000))).status).toBe(200);
   });
 
   it("counts a whole file's bytes while it streams in every other upload's bound, not only its own", async () => {
