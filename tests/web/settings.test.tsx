@@ -204,6 +204,7 @@ describe('/settings with no answer', () => {
   it('says the server cannot be reached for the keys and the stats, and fills both in by itself once it answers', async () => {
     let keysFailures = 1;
     let statsFailures = 1;
+    let limitFailures = 1;
     const noAnswer = () => new ApiError('Network Error', { status: 0, fromServer: false });
     routeCalls(
       apiCall,
@@ -216,13 +217,23 @@ describe('/settings with no answer', () => {
           if (statsFailures-- > 0) throw noAnswer();
           return { success: true, stats: { totalFilesUploaded: 1234, totalStorageUsed: 2_147_483_648 } };
         },
+        '/api/v1/utils/invites/invite-limit': () => {
+          if (limitFailures-- > 0) throw noAnswer();
+          return { success: true, remainingInvites: 2, invitesAllowed: 3, resetsAt: 1_800_000_000 };
+        },
       }),
     );
+    vi.spyOn(console, 'error').mockImplementation(() => {});
     renderApp('/settings');
     expect(await screen.findByText('The server cannot be reached right now. This list will load by itself as soon as it answers.')).toBeInTheDocument();
+    // Unread, the keys are not said to be none; the allowance says why it is missing, not "Loading…".
+    expect(screen.queryByText('You have no API keys.')).toBeNull();
+    expect(screen.getByText('The server cannot be reached right now. Your weekly invite allowance will load by itself as soon as it answers.')).toBeInTheDocument();
     expect(screen.getByText('The server cannot be reached right now. This section will load by itself as soon as it answers.')).toBeInTheDocument();
     expect(screen.queryByText(/internal error/)).toBeNull();
     expect(await screen.findByText('1,234')).toBeInTheDocument();
     await waitFor(() => expect(screen.queryByText(/cannot be reached/)).toBeNull());
+    expect(await screen.findByText('You have no API keys.')).toBeInTheDocument();
+    expect(await screen.findByText(/more invite keys this week/)).toBeInTheDocument();
   });
 });

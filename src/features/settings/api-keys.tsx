@@ -21,7 +21,8 @@ function masked(key: string): string {
 export function ApiKeysSection() {
   const { apiUrl, siteName } = useRuntimeConfig();
   const confirm = useConfirm();
-  const [keys, setKeys] = useState<ApiKey[]>([]);
+  // Null until the list has been read once: before that, "no keys" would be a guess.
+  const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
 
@@ -80,7 +81,7 @@ export function ApiKeysSection() {
       <h2 id="apikeys-title">API keys</h2>
       <p className="hint">API keys upload files for tools such as ShareX or curl. Treat them like passwords.</p>
       <Banner kind="error" text={error} />
-      {keys.length === 0 ? (
+      {keys === null ? null : keys.length === 0 ? (
         <p className="hint">You have no API keys.</p>
       ) : (
         <ul className="key-list">
@@ -111,7 +112,7 @@ export function ApiKeysSection() {
         <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void generate()}>
           Generate API key
         </button>
-        <button type="button" className="btn" onClick={() => download(keys[0])}>
+        <button type="button" className="btn" onClick={() => download(keys?.[0])}>
           Download ShareX config
         </button>
       </div>

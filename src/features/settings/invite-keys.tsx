@@ -7,6 +7,7 @@ import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
+import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
 
 /** Weekly invite keys (design §6: counted since Monday 00:00 UTC; the limit messages are the server's, spec §8). */
 export function InviteKeysSection() {
@@ -17,13 +18,20 @@ export function InviteKeysSection() {
   // Issue 11 item 12: nothing left this week means the button cannot be pressed, and says why.
   const noneLeft = limit !== null && limit.remainingInvites <= 0;
 
+  // Offline or unanswered, it says so and asks again by itself: "Loading…" stayed for good.
+  const [failure, setFailure] = useState('');
+  const retry = useRetryUnreachable(() => void load());
   const load = useCallback(async () => {
     try {
       setLimit(await call<typeof utilsInviteLimit>('/api/v1/utils/invites/invite-limit', {}));
+      setFailure('');
+      retry.settled();
     } catch (err) {
       console.error('Could not load the invite limit', err);
+      setFailure(loadFailureText(err, 'your weekly invite allowance'));
+      retry.after(err);
     }
-  }, []);
+  }, [retry]);
 
   useEffect(() => {
     void load();
@@ -52,7 +60,7 @@ export function InviteKeysSection() {
           (of {limit.invitesAllowed}). The count resets on {formatDate(limit.resetsAt)}.
         </p>
       ) : (
-        <p className="hint">Loading your weekly invite allowance…</p>
+        <p className="hint">{failure || 'Loading your weekly invite allowance…'}</p>
       )}
       {/* Above the buttons: under them it read as a note on "Invites Given", not on the greyed Generate. */}
       {noneLeft && (
