@@ -48,10 +48,10 @@ export function reserveAhead(seen: number): number {
  * counts as an unfinished upload, as a chunked one does: left out, one account could hold any
  * number of 1 GB bodies open at once. Its room under max unfinished upload size is reserved
  * ahead of its bytes (reserveAhead), so a body asks the database a few dozen times per GiB,
- * the first time before its first byte is written; bodies streaming
- * at once, on any process, share the bound instead of each seeing the room the others are
- * filling. The storage quota refuses early only a file that alone would not fit: several that
- * each fit meet where they are listed, which admits exactly as many as fit (quotaAtListing).
+ * the first time before its first byte is written; bodies streaming at once, on any process,
+ * share the bound instead of each seeing the room the others are filling. The storage quota
+ * refuses early only a file that alone would not fit: several that each fit meet where they
+ * are listed, which admits exactly as many as fit (quotaAtListing).
  */
 export function wholeFileBounds(deps: Deps, caller: Caller, upload: UploadRow): (seen: number) => HttpError | null | Promise<HttpError | null> {
   let reserved = 0;

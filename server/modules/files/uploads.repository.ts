@@ -19,7 +19,6 @@ export async function findUpload(db: Database, id: string): Promise<UploadRow | 
   return db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Inserts the upload unless another request did so first; returns the row that won. */
 /** Design §7: an upload lives 24 h after its last activity. */
 export async function touchUpload(db: Database, id: string, now: number, expiresAt: number): Promise<void> {
   await db.updateTable('uploads').set({ updated_at: now, expires_at: expiresAt }).where('id', '=', id).execute();
@@ -126,7 +125,6 @@ export async function settleChunk(
   return Number(res.numUpdatedRows) === 1;
 }
 
-/** How many unfinished uploads the user holds (design §6 bound), not counting expired ones. */
 /**
  * Opens upload `row` unless its owner already has `max` unfinished ones (null then). The count
  * and the insert are one transaction, under the owner's row lock on PostgreSQL (SQLite runs one
@@ -144,6 +142,7 @@ export async function createUploadWithin(db: Database, dialect: Dialect, row: Up
   });
 }
 
+/** How many unfinished uploads the user holds (design §6 bound), not counting expired ones. */
 export async function countUnfinishedUploads(db: Database, userId: string, now: number): Promise<number> {
   const row = await db
     .selectFrom('uploads')
