@@ -258,12 +258,23 @@ export async function stageWhole(deps: Deps, caller: Caller, originalName: strin
   const upload = await openUpload(deps, caller, sha256Hex(`whole\n${crypto.randomUUID()}`), originalName, 1, null);
   // Design §6: the per-user bounds hold before any byte is written, and while the body streams.
   const bounds = wholeFileBounds(deps, caller, upload);
-  const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, {
-    limit: (seen) => (seen > maxBytes ? tooLarge(message) : bounds(seen)),
-  });
+  // A bound that could not be read (the database failing mid-body) is the server's failure, not
+  // an interrupted body: it reaches the error handler as it is (503 when the database is down).
+  const uncheckable: unknown[] = [];
+  const limit = (seen: number) => {
+    if (seen > maxBytes) return tooLarge(message);
+    const verdict = bounds(seen);
+    if (!(verdict instanceof Promise)) return verdict;
+    return verdict.catch((error: unknown) => {
+      uncheckable.push(error);
+      throw error;
+    });
+  };
+  const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, { limit });
   if (outcome.error) {
     await dropStaged(deps, { upload, size: 0 });
     if (outcome.error instanceof HttpError) throw outcome.error;
+    if (uncheckable.length > 0) throw uncheckable[0];
     throw storageFailure(outcome.error) ?? badRequest('The upload was interrupted before the whole file arrived.');
   }
   return { upload, size: outcome.written };

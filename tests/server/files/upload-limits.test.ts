@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { until } from '../../helpers/poll.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
@@ -188,6 +188,28 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     const reserved = await t.deps.db.selectFrom('upload_chunks').select('bytes').where('upload_id', '=', row.id).executeTakeFirstOrThrow();
     expect(Number(reserved.bytes)).toBeLessThanOrEqual(1_565_529 * 1.25);
     expect((await send({ originalname: 'fits.bin' }, randomBytes(300_000))).status).toBe(200);
+  });
+
+  it('answers 503, not "interrupted", when the database fails while a streaming whole file reserves room, and keeps nothing', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const body = heldWholeFiles([randomBytes(2 * MB)]);
+    // Its first room is reserved; the next piece past it needs another reservation.
+    await until(
+      () => t.deps.db.selectFrom('upload_chunks').select('bytes').execute(),
+      (rows) => rows.length === 1 && Number(rows[0]!.bytes) > 0,
+    );
+    const outage = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    const limits = vi.spyOn(t.deps.settings, 'limits').mockRejectedValue(outage);
+    body.release();
+    const [answer] = await body.answers;
+    limits.mockRestore();
+    // The client did nothing wrong: it was told the upload was interrupted (400) and not to retry.
+    expect(answer!.status).toBe(503);
+    expect(answer!.body).toEqual({ success: false, error: 'The database is unavailable right now. Please try again in a moment.' });
+    expect(await t.deps.db.selectFrom('uploads').select('id').execute()).toHaveLength(0);
+    expect(await partialBytes()).toBe(0);
+    expect((await send({ originalname: 'after.bin' }, randomBytes(1000))).status).toBe(200);
   });
 
   it("counts a whole file's bytes while it streams in every other upload's bound, not only its own", async () => {
