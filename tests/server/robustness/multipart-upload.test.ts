@@ -99,7 +99,7 @@ function cases(): Case[] {
   ];
 }
 
-describe.each(DIALECTS)('files/upload refuses garbage multipart on %s (design §5, §7)', (dialect) => {
+describe.each(DIALECTS)('files/upload with garbage or misframed multipart on %s (design §5, §7)', (dialect) => {
   let t: HttpTestApp;
   let user: TestUser;
   beforeAll(async () => {
@@ -148,21 +148,11 @@ describe.each(DIALECTS)('files/upload refuses garbage multipart on %s (design §
     // The server is still healthy after it.
     expect((await fetch(`${t.apiUrl}/healthz`)).status).toBe(200);
   });
-});
-
-describe.each(DIALECTS)('a body that promised more bytes than it sent on %s', (dialect) => {
-  let t: HttpTestApp;
-  let user: TestUser;
-  beforeAll(async () => {
-    t = await createHttpTestApp(dialect);
-    user = await t.createUser();
-  });
-  afterAll(async () => t?.close());
 
   // The client's Content-Length claims 100 bytes more than it sends after the closing boundary.
   // Its file was listed and then the body-rate guard answered 408 (10 s later), so the client
   // retried and had the file twice. Now the listed file is the answer, within seconds.
-  it('gets its listed file as the answer, not a 408 that makes it send the file again', async () => {
+  it('a body that promised more bytes than it sent gets its listed file as the answer, not a 408 that makes it send the file again', async () => {
     const body = Buffer.concat([field('originalname', 'promised.txt'), filePart('file', 'the whole file'), END]);
     const head = [
       'POST /api/v1/files/upload HTTP/1.1',
@@ -175,8 +165,8 @@ describe.each(DIALECTS)('a body that promised more bytes than it sent on %s', (d
     ].join('\n');
     const answer = await rawRequest(t.apiUrl, head, body, { waitMs: 9_000 });
     expect(answer.status, answer.body).toBe(200);
-    const listed = await t.deps.db.selectFrom('files').select('original_name').where('user_id', '=', user.id).execute();
-    expect(listed.map((f) => f.original_name)).toEqual(['promised.txt']);
+    const listed = await t.deps.db.selectFrom('files').select('id').where('original_name', '=', 'promised.txt').execute();
+    expect(listed).toHaveLength(1);
     expect((JSON.parse(answer.body) as { success: boolean }).success).toBe(true);
   });
 });
