@@ -4,7 +4,8 @@ import { DIALECTS } from '../helpers/test-app.ts';
 import { tokenHash } from '../../src/upload/queue/account.ts';
 import { fetchTransport } from '../../src/upload/queue/transport.ts';
 import { fingerprintOf } from '../../src/upload/store/fingerprint.ts';
-import { newUploadRecord, sha256Hex } from '../../src/upload/store/write-chunks.ts';
+import { newUploadRecord } from '../../src/upload/store/write-chunks.ts';
+import { sha256Hex } from '../../src/upload/store/chunk-hash.ts';
 import { UploadStore } from '../../src/upload/store/upload-store.ts';
 import { bytesOf, CHUNK, createHarness, download, textFile, waitForState, waitUntil, type Harness } from './helpers/queue-harness.ts';
 

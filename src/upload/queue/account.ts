@@ -1,5 +1,5 @@
 import type { UploadStore } from '../store/upload-store.ts';
-import { sha256Hex } from '../store/write-chunks.ts';
+import { sha256Hex } from '../store/chunk-hash.ts';
 import { backoffDelay, type BackoffOptions } from './backoff.ts';
 import { TOKEN_OWNER_PREFIX } from './owner.ts';
 import type { Transport } from './transport.ts';

@@ -1,5 +1,6 @@
 import type { UploadStore } from '../store/upload-store.ts';
-import { chunkOf, sha256Hex } from '../store/write-chunks.ts';
+import { chunkOf } from '../store/write-chunks.ts';
+import { ChunkHasher } from '../store/chunk-hash.ts';
 import type { LockManagerLike } from './environment.ts';
 
 export interface ChunkBytes {
@@ -77,7 +78,8 @@ export function fileSource(file: Blob, chunkSize: number): ChunkSource {
       const data = chunkOf(file, index, chunkSize);
       let hash = hashes.get(index);
       if (hash === undefined) {
-        hash = await sha256Hex(await data.arrayBuffer());
+        // A hasher of its own per read: this source lives as long as its upload, its buffer should not.
+        hash = await new ChunkHasher().hash(data);
         hashes.set(index, hash);
       }
       return { data, hash };

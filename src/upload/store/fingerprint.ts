@@ -1,5 +1,5 @@
 import type { UploadRecord } from './schema.ts';
-import { sha256Hex } from './write-chunks.ts';
+import { sha256Hex } from './chunk-hash.ts';
 
 /** How much of the start of a file is hashed to recognise it when picked again. */
 export const HEAD_BYTES = 64 * 1024;

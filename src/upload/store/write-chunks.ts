@@ -1,12 +1,6 @@
 import type { UploadStore } from './upload-store.ts';
 import type { UploadRecord } from './schema.ts';
-
-export async function sha256Hex(data: ArrayBuffer): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', data));
-  let hex = '';
-  for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
-  return hex;
-}
+import { ChunkHasher } from './chunk-hash.ts';
 
 export function totalChunksFor(size: number, chunkSize: number): number {
   // An empty file is still one (empty) chunk, so the protocol has something to send.
@@ -58,12 +52,13 @@ export async function writeFileChunks(
   onChunk?: (index: number) => void,
   onHashed?: (index: number, hash: string) => void,
 ): Promise<void> {
+  const hasher = new ChunkHasher();
   for (let index = record.chunksWritten; index < record.totalChunks; index++) {
     const data = chunkOf(file, index, record.chunkSize);
     const end = index * record.chunkSize + data.size;
     // The bytes come into memory once, to be hashed, and are dropped; the store copies the
     // slice itself. A file changed on disk meanwhile fails the server's checksum, never silently.
-    const hash = await sha256Hex(await data.arrayBuffer());
+    const hash = await hasher.hash(data);
     onHashed?.(index, hash);
     const current = await store.get(record.id);
     if (!current) return;
