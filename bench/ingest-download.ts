@@ -434,19 +434,22 @@ const S3_ACCEL_PREFIX = '/_stash_s3/';
  * (`proxy`, README's configuration before them).
  */
 function smallFiles(server: BenchServer, smallUrl: string, nginxUrl: string, floorUrl: string, filesHost: BenchServer, limited: BenchServer, behind: { front: string; proxy: string }): Row[] {
-  const seconds = options.quick ? 3 : 8;
+  const seconds = options.quick ? 2 : 8;
+  // --quick: one run each after a 1 s warm-up (seven servers' rows had taken a minute of it).
+  const runs = options.quick ? 1 : 2;
+  const warmup = options.quick ? 1 : 2;
   const name = smallUrl.split('/').pop();
   const urls = { one: `${server.filesUrl}/${name}`, many: `${filesHost.filesUrl}/${name}`, limited: `${limited.filesUrl}/${name}`, nginx: nginxUrl, floor: floorUrl, ...behind };
   const w: Record<keyof typeof urls, { rps: number; p99: number }[]> = { one: [], many: [], limited: [], nginx: [], floor: [], front: [], proxy: [] };
   // Warmed first, as a server in service is: a fresh Node process's first seconds under wrk run
   // code V8 has not optimised yet, and their p99 was 2-4 x the later runs'.
-  for (const url of Object.values(urls)) wrk(url, 2);
-  for (let r = 0; r < 2; r++) for (const [k, url] of Object.entries(urls)) w[k as keyof typeof urls].push(wrk(url, seconds));
+  for (const url of Object.values(urls)) wrk(url, warmup);
+  for (let r = 0; r < runs; r++) for (const [k, url] of Object.entries(urls)) w[k as keyof typeof urls].push(wrk(url, seconds));
   const med = (list: { rps: number; p99: number }[], k: 'rps' | 'p99') => median(list.map((x) => x[k]));
   const rate = (list: { rps: number; p99: number }[]) => `${med(list, 'rps').toFixed(0)} req/s, p99 ${ms(med(list, 'p99'))}`;
   const nginx = rate(w.nginx);
   const row = (label: string, list: { rps: number; p99: number }[]): Row => ({
-    benchmark: `4 kB file, ${label}, wrk -t2 -c50 -d${seconds}s (2 runs each, after a 2 s warm-up)`,
+    benchmark: `4 kB file, ${label}, wrk -t2 -c50 -d${seconds}s (${runs} run${runs > 1 ? 's' : ''} each, after a ${warmup} s warm-up)`,
     stash: rate(list),
     baselineName: `nginx (${FILES_PROCESSES} workers)`,
     baseline: nginx,

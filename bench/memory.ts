@@ -10,7 +10,8 @@ import { interleave, median, mib, min, MB, type Row } from './stats.ts';
 
 const SIZE = options.quick ? 2 * CHUNK_SIZE : 1024 * MB;
 const PARALLEL = 8;
-const ROUNDS = options.quick ? 2 : 3;
+// One round in --quick: each waits up to SETTLE_MS per server for the idle reading.
+const ROUNDS = options.quick ? 1 : 3;
 
 /**
  * A server left alone shrinks by itself: V8's memory reducer runs ~8 s after start, or ~16 s when
@@ -98,7 +99,7 @@ export async function memoryUnderUploads(): Promise<Row[]> {
       },
       ROUNDS,
     );
-    const what = `${PARALLEL} × ${mib(SIZE)} uploads at once, ${ROUNDS} rounds`;
+    const what = `${PARALLEL} × ${mib(SIZE)} uploads at once, ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}`;
     const summary = (m: Sample, s: number[]) => `peak ${mib(median(m.peak))} (max ${mib(Math.max(...m.peak))}), idle ${mib(median(m.idle))} (${mib(median(m.started))} a second after start); ${median(s).toFixed(1)} s (best ${min(s).toFixed(1)})`;
     return [
       {

@@ -1,5 +1,6 @@
 import { createTestBucket, s3Endpoint, s3Env, S3_AVAILABLE, stopS3Server } from '../tests/helpers/s3-server.ts';
 import { login, startServer, type BenchServer } from './server-process.ts';
+import { options } from './options.ts';
 
 export interface S3Bench {
   server: BenchServer;
@@ -16,6 +17,8 @@ export interface S3Bench {
  * when no S3 server can run here: the rows then say so rather than show a number.
  */
 export async function startS3Bench(): Promise<S3Bench | string> {
+  // moto ingests at ~20 MiB/s here: its rounds alone took a quarter of --quick's three minutes.
+  if (options.quick) return 'skipped in --quick (moto ingests slowly; the full run has these rows)';
   if (!S3_AVAILABLE) return 'moto_server not on PATH (pip install "moto[server]") and TEST_S3_ENDPOINT unset';
   const endpoint = await s3Endpoint();
   const bucket = await createTestBucket(endpoint);
