@@ -18,42 +18,44 @@ export class ChunkHasher {
   async hash(blob: Blob): Promise<string> {
     const size = blob.size;
     if (this.buffer === null || this.buffer.byteLength < size) this.buffer = new ArrayBuffer(size);
-    const filled = await this.read(blob, this.buffer, size);
+    const { buffer, filled } = await readInto(blob, this.buffer, size);
+    // A BYOB read transfers the buffer it fills: the one it hands back is the one to reuse.
+    this.buffer = buffer;
     if (filled !== size) throw new DOMException(`The file gave ${filled} of the chunk's ${size} bytes: it changed while it was read.`, 'NotReadableError');
-    return sha256Hex(new Uint8Array(this.buffer, 0, size));
+    return sha256Hex(new Uint8Array(buffer, 0, size));
   }
+}
 
-  /** Fills `buffer` from the start with the blob's bytes; how many there were. */
-  private async read(blob: Blob, buffer: ArrayBuffer, size: number): Promise<number> {
-    const stream = blob.stream();
-    let byob: ReadableStreamBYOBReader;
-    try {
-      byob = stream.getReader({ mode: 'byob' });
-    } catch {
-      // A browser whose Blob stream is not a byte stream: its pieces are copied in.
-      return copyPieces(stream.getReader(), new Uint8Array(buffer), size);
-    }
-    let into = buffer;
-    let filled = 0;
-    try {
-      while (filled < size) {
-        // The view's buffer is handed to the stream and comes back filled (transferred).
-        const { done, value } = await byob.read(new Uint8Array(into, filled, size - filled));
-        if (!value) {
-          into = new ArrayBuffer(buffer.byteLength);
-          break;
-        }
-        into = value.buffer;
-        filled += value.byteLength;
-        if (done) break;
-      }
-    } finally {
-      byob.releaseLock();
-      await stream.cancel().catch(() => undefined);
-    }
-    this.buffer = into;
-    return filled;
+/** Fills `buffer` from the start with the blob's bytes: the buffer that holds them, and how many there were. */
+async function readInto(blob: Blob, buffer: ArrayBuffer, size: number): Promise<{ buffer: ArrayBuffer; filled: number }> {
+  const stream = blob.stream();
+  let byob: ReadableStreamBYOBReader;
+  try {
+    byob = stream.getReader({ mode: 'byob' });
+  } catch {
+    // A browser whose Blob stream is not a byte stream: its pieces are copied in.
+    return { buffer, filled: await copyPieces(stream.getReader(), new Uint8Array(buffer), size) };
   }
+  let into = buffer;
+  let filled = 0;
+  try {
+    while (filled < size) {
+      // The view's buffer is handed to the stream and comes back filled (transferred).
+      const { done, value } = await byob.read(new Uint8Array(into, filled, size - filled));
+      if (!value) {
+        // Cancelled: the buffer went with the stream.
+        into = new ArrayBuffer(buffer.byteLength);
+        break;
+      }
+      into = value.buffer;
+      filled += value.byteLength;
+      if (done) break;
+    }
+  } finally {
+    byob.releaseLock();
+    await stream.cancel().catch(() => undefined);
+  }
+  return { buffer: into, filled };
 }
 
 async function copyPieces(reader: ReadableStreamDefaultReader<Uint8Array>, into: Uint8Array, size: number): Promise<number> {
