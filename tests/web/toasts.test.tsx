@@ -26,7 +26,7 @@ describe('notifications (spec §9: at most 5 at once)', () => {
     act(() => toast.remove());
   });
 
-  it('shows a toast raised before any was on screen, and one raised before the page started', async () => {
+  it('shows a toast raised before the root rendered, and the next one after it is gone', async () => {
     // A toast from a module that ran before the root rendered (a redirect's message, say).
     act(() => {
       notifyError('raised before the page');
