@@ -62,6 +62,10 @@ describe('sheets and dialogs on a phone', () => {
       await page.goto(`${stack.siteUrl}/admin/users`);
       await page.getByRole('button', { name: /^Filters/ }).click();
       await page.getByRole('searchbox', { name: 'Search' }).fill(name);
+      // The newcomer's row is already on the unfiltered first page: wait for the search itself,
+      // or the list shrinks under the scrolls below (a CI run saw the page move 414 → 361 "by
+      // itself" with the sheet open: the shorter page clamped it).
+      await page.locator('.admin-count', { hasText: /^1 user$/ }).waitFor();
       const actions = page.getByRole('button', { name: `Actions for ${name}` });
       await actions.waitFor();
       // The page is taller than a phone on its side: it scrolls.
