@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect } from 'react';
 import toast, { Toaster, useToasterStore } from 'react-hot-toast';
 import { TOAST_DEFAULT_MS, TOAST_LIMIT } from '../lib/constants.ts';
 import { PHONE_SCREEN, useMediaQuery } from '../lib/use-media-query.ts';
@@ -9,23 +9,21 @@ import { PHONE_SCREEN, useMediaQuery } from '../lib/use-media-query.ts';
  * covered the top bar's Logout and, with the page under the notch, sat in the status bar.
  * `--toasts-bottom` (styles/components.css) knows whether a bottom nav is on screen.
  *
- * The Toaster mounts with the first toast and stays (issue 9): mounted at once, its styles
- * (goober) were built inside the prerendered pages' hydration, one of the two long tasks that
- * keep Lighthouse's Total Blocking Time up. The store holds a toast raised before it mounts, so
- * nothing is missed.
+ * The Toaster is in the page only while the store holds a toast (issue 9): mounted at once, its
+ * styles (goober) were built inside the prerendered pages' hydration, one of the two long tasks
+ * that keep Lighthouse's Total Blocking Time up. The store keeps a toast until its exit animation
+ * is over, and one raised before the Toaster mounts, so nothing is missed.
  */
 export function Toasts() {
   const { toasts } = useToasterStore();
   const phone = useMediaQuery(PHONE_SCREEN);
-  const [needed, setNeeded] = useState(false);
-  if (!needed && toasts.length > 0) setNeeded(true);
   useEffect(() => {
     toasts
       .filter((t) => t.visible)
       .slice(TOAST_LIMIT)
       .forEach((t) => toast.dismiss(t.id));
   }, [toasts]);
-  if (!needed) return null;
+  if (toasts.length === 0) return null;
   return (
     <Toaster
       position={phone ? 'bottom-center' : 'top-center'}
