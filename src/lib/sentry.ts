@@ -1,7 +1,7 @@
-import type * as SentryReact from '@sentry/react';
+import type * as SentrySdkModule from './sentry-sdk.ts';
 import type { RuntimeConfig } from './runtime-config.ts';
 
-type SentrySdk = typeof SentryReact;
+type SentrySdk = typeof SentrySdkModule;
 
 let sdk: SentrySdk | null = null;
 /** Errors seen while the SDK was still downloading: sent once it has started. */
@@ -16,7 +16,7 @@ export async function initSentry(config: RuntimeConfig): Promise<void> {
     early = null;
     return;
   }
-  const Sentry = await import('@sentry/react');
+  const Sentry = await import('./sentry-sdk.ts');
   // Spec §9: 100 breadcrumbs, a transport buffer of 30.
   Sentry.init({ dsn: config.sentryDsn, maxBreadcrumbs: 100, transportOptions: { bufferSize: 30 } });
   sdk = Sentry;

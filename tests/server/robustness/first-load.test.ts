@@ -58,6 +58,19 @@ describe.skipIf(notBuilt)('the built web app’s scripts', () => {
     expect(carrying.map((m) => path.relative(dist, m))).toEqual([]);
   });
 
+  // src/lib/sentry-sdk.ts: the SDK's namespace, imported whole, kept every integration in the
+  // chunk (session replay among them, 454 KB, 128 KB with brotli), which every installed app
+  // precached and every deployment with SENTRY_DSN downloaded at each start.
+  it('carry of the error-reporting SDK only what the app calls: one chunk, without session replay', () => {
+    const withSentry = builtMaps().filter((m) => sourcesOf(m).some((s) => s.includes('node_modules/@sentry/')));
+    expect(withSentry.map((m) => path.basename(m))).toEqual([expect.stringMatching(/^sentry-sdk-[^/]*\.js\.map$/)]);
+    const sources = sourcesOf(withSentry[0]!);
+    expect(sources.some((s) => s.includes('node_modules/@sentry/browser/'))).toBe(true);
+    expect(sources.filter((s) => /node_modules\/@sentry(-internal)?\/(replay|feedback)/.test(s))).toEqual([]);
+    const chunk = path.relative(dist, withSentry[0]!.replace(/\.map$/, ''));
+    expect(brotliBytes(chunk, dist)).toBeLessThan(40 * 1024);
+  });
+
   // scripts/production-builds.mjs: React Router's export map and workbox-window's `module` field
   // hand the bundler a development and an ES5 build.
   it('take the production builds of React Router and workbox-window', () => {
