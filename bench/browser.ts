@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type lighthouseFn from 'lighthouse';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { buildIsStale, buildWebApp } from '../scripts/web-build.mjs';
 import { CHUNK_SIZE } from '../contract/files.ts';
@@ -51,6 +52,9 @@ async function waitForListed(server: BenchServer, token: string, name: string): 
   }
 }
 
+type Lhr = NonNullable<Awaited<ReturnType<typeof lighthouseFn>>>['lhr'];
+const LIGHTHOUSE_RUNS = 3;
+
 async function lighthouseScores(server: BenchServer, token: string): Promise<string> {
   const { default: lighthouse } = await import('lighthouse');
   const { launch } = await import('chrome-launcher');
@@ -68,33 +72,39 @@ async function lighthouseScores(server: BenchServer, token: string): Promise<str
         await page.close();
         await browser.close();
       }
-      // A run Lighthouse could not finish (its runtimeError: no paint seen in time, a protocol
-      // timeout) has no score, and read as 0 it once stood in the table for the page's (the
-      // 2026-12-03 06:00 full run: `/` 0, where the same build scored 99 three times after).
-      // Such a run is tried again, twice at most, and the row says what happened.
+      // One run is one sample: the same build scored 89, 99 and 98 on `/` in three runs in a row
+      // (2026-12-05 22:00, bench/README.md), its Total Blocking Time 68–388 ms. Each page is run
+      // LIGHTHOUSE_RUNS times and the run with the median score stands in the row, as Lighthouse's
+      // own docs advise, with the range beside it.
+      const runs: Lhr[] = [];
       const failed: string[] = [];
-      let lhr: NonNullable<Awaited<ReturnType<typeof lighthouse>>>['lhr'] | undefined;
-      while (failed.length < 3) {
-        lhr = (await lighthouse(`${server.siteUrl}${route}`, { port: chrome.port, onlyCategories: ['performance'], disableStorageReset: auth, logLevel: 'error' }))?.lhr;
-        const score = lhr?.categories.performance?.score;
-        if (lhr && !lhr.runtimeError && typeof score === 'number') break;
-        failed.push(lhr?.runtimeError?.code ?? 'no result');
-        lhr = undefined;
+      while (runs.length < LIGHTHOUSE_RUNS && failed.length < 3) {
+        const lhr = (await lighthouse(`${server.siteUrl}${route}`, { port: chrome.port, onlyCategories: ['performance'], disableStorageReset: auth, logLevel: 'error' }))?.lhr;
+        // A run Lighthouse could not finish (its runtimeError: no paint seen in time, a protocol
+        // timeout) has no score, and read as 0 it once stood in the table for the page's (the
+        // 2026-12-03 06:00 full run: `/` 0, where the same build scored 99 three times after).
+        // Such a run is tried again, three times at most, and the row says what happened.
+        if (lhr && !lhr.runtimeError && typeof lhr.categories.performance?.score === 'number') runs.push(lhr);
+        else failed.push(lhr?.runtimeError?.code ?? 'no result');
       }
-      const retried = failed.length > 0 ? `; ${failed.length} run(s) without a score first: ${failed.join(', ')}` : '';
-      if (!lhr) {
+      const retried = failed.length > 0 ? `; ${failed.length} run(s) without a score: ${failed.join(', ')}` : '';
+      if (runs.length === 0) {
         out.push(`${route} no score (${failed.join(', ')})`);
         continue;
       }
-      const score = Math.round((lhr.categories.performance?.score ?? 0) * 100);
+      const scoreOf = (run: Lhr) => Math.round((run.categories.performance?.score ?? 0) * 100);
+      const sorted = [...runs].sort((a, b) => scoreOf(a) - scoreOf(b));
+      const lhr = sorted[Math.floor((sorted.length - 1) / 2)]!;
       const fcp = lhr.audits['first-contentful-paint']?.displayValue ?? '?';
       const lcp = lhr.audits['largest-contentful-paint']?.displayValue ?? '?';
-      out.push(`${route} ${score} (FCP ${fcp}, LCP ${lcp}${retried})`);
-      if (lhr.environment.benchmarkIndex) hostIndex.push(lhr.environment.benchmarkIndex);
+      const tbt = lhr.audits['total-blocking-time']?.displayValue ?? '?';
+      const spread = runs.length > 1 ? `median of ${runs.length}, ${scoreOf(sorted[0]!)}–${scoreOf(sorted.at(-1)!)}; ` : '';
+      out.push(`${route} ${scoreOf(lhr)} (${spread}FCP ${fcp}, LCP ${lcp}, TBT ${tbt}${retried})`);
+      for (const run of runs) if (run.environment.benchmarkIndex) hostIndex.push(run.environment.benchmarkIndex);
     }
     // Simulated throttling slows this host's own main-thread time by a fixed 4 ×: the same page
     // scores lower on a slower machine. Lighthouse's measure of the host says which it was.
-    if (hostIndex.length > 0) out.push(`host benchmarkIndex ${Math.round(Math.min(...hostIndex))}`);
+    if (hostIndex.length > 0) out.push(`host benchmarkIndex ${Math.round(Math.min(...hostIndex))}–${Math.round(Math.max(...hostIndex))}`);
     return out.join('; ');
   } finally {
     chrome.kill();
