@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
-import { alignedSlots } from './aligned-slots.ts';
+import { slotsForWriter } from './aligned-slots.ts';
 import { BufferedWriter, DirectWriter, type SinkWriter } from './sink-writers.ts';
 
 const fdatasync = promisify(fs.fdatasync);
@@ -38,6 +38,8 @@ export class DurableSink extends Writable {
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly writer: SinkWriter;
+  /** The direct writer's claim on the large slots, given up once its last write has ended. */
+  private readonly releaseSlots: () => void = () => {};
   private readonly taken?: (pieces: readonly Buffer[]) => void;
 
   constructor(
@@ -53,7 +55,13 @@ export class DurableSink extends Writable {
   ) {
     super({ highWaterMark: SINK_BUFFER_BYTES, decodeStrings: true });
     this.taken = options.taken;
-    this.writer = options.directFd === undefined ? new BufferedWriter(fd, position) : new DirectWriter(fd, options.directFd, position, alignedSlots);
+    if (options.directFd === undefined) {
+      this.writer = new BufferedWriter(fd, position);
+    } else {
+      const { slots, release } = slotsForWriter();
+      this.writer = new DirectWriter(fd, options.directFd, position, slots);
+      this.releaseSlots = release;
+    }
   }
 
   /** Bytes handed to the kernel (written, maybe not yet durable). */
@@ -81,6 +89,7 @@ export class DurableSink extends Writable {
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
     this.stopTimer();
     this.writer.close();
+    void this.writer.settled().then(this.releaseSlots);
     done(err);
   }
 

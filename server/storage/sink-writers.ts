@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { promisify } from 'node:util';
-import { SLOT_BYTES, type AlignedSlots } from './aligned-slots.ts';
+import type { AlignedSlots } from './aligned-slots.ts';
 
 const writev = promisify(fs.writev);
 const write = promisify(fs.write);
@@ -57,7 +57,7 @@ interface Slot {
 }
 
 /**
- * Issue 9, durable ingest at disk speed: the pieces are copied into aligned 512 KiB slots and each
+ * Issue 9, durable ingest at disk speed: the pieces are copied into aligned slots (aligned-slots.ts) and each
  * full slot goes to the disk with `O_DIRECT`, past the page cache. The virtual machines this runs
  * on give free memory back to their host, which must back a page again before the kernel can
  * fill it: `dd conv=fdatasync` into a new file made 303–365 MB/s at 2.6–3.2 s of system CPU per
@@ -108,7 +108,7 @@ export class DirectWriter implements SinkWriter {
         slot.fill += n;
         at += n;
         this.end += n;
-        if (slot.fill === SLOT_BYTES) await this.writeFull(slot);
+        if (slot.fill === slot.buffer.length) await this.writeFull(slot);
       }
     }
     this.throwIfFailed();

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../../server/config.ts';
 import { createStorage } from '../../../server/storage/index.ts';
-import { AlignedSlots, alignedSlots, MAX_SLOTS, SLOT_BYTES } from '../../../server/storage/aligned-slots.ts';
+import { AlignedSlots, alignedSlots, LARGE_SLOT_BYTES, largeAlignedSlots, LARGE_WRITERS, MAX_SLOTS, SLOT_BYTES, slotsForWriter } from '../../../server/storage/aligned-slots.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { DirectWriter } from '../../../server/storage/sink-writers.ts';
 import { SAMPLE_BYTES } from '../../../server/storage/write-path-choice.ts';
@@ -41,6 +41,17 @@ function inPieces(data: Buffer, sizes: number[]): Readable {
         yield data.subarray(at, at + n);
         at += n;
       }
+    })(),
+  );
+}
+
+/** The first `first` bytes of `data`, then the rest in 64 KiB pieces once `gate` resolves. */
+function heldAfter(data: Buffer, first: number, gate: Promise<void>): Readable {
+  return Readable.from(
+    (async function* () {
+      yield data.subarray(0, first);
+      await gate;
+      for (let at = first; at < data.length; at += 65_536) yield data.subarray(at, at + 65_536);
     })(),
   );
 }
@@ -281,13 +292,7 @@ describe('a crowd of uploads', () => {
       storage.writeAt(
         `direct-crowd-${i}`,
         0,
-        Readable.from(
-          (async function* () {
-            yield d.subarray(0, 1000);
-            await quiet;
-            for (let at = 1000; at < d.length; at += 65_536) yield d.subarray(at, at + 65_536);
-          })(),
-        ),
+        heldAfter(d, 1000, quiet),
       ),
     );
     const durable = await until(
@@ -346,6 +351,72 @@ describe('a crowd of uploads', () => {
         fs.closeSync(f.directFd);
       }
     }
+  });
+});
+
+describe('large slots', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Slots `pool` lends from now on, counted. */
+  function counted(pool: AlignedSlots): { taken: number } {
+    const count = { taken: 0 };
+    const take = pool.take.bind(pool);
+    vi.spyOn(pool, 'take').mockImplementation(() => {
+      const slot = take();
+      if (slot) count.taken += 1;
+      return slot;
+    });
+    return count;
+  }
+
+  /** Whether a writer starting now would take the large slots, for every one of LARGE_WRITERS at once. */
+  function largeFree(): boolean {
+    const claims = Array.from({ length: LARGE_WRITERS }, () => slotsForWriter());
+    for (const c of claims) c.release();
+    return claims.every((c) => c.slots === largeAlignedSlots);
+  }
+
+  it('take a lone upload’s direct writes; uploads past LARGE_WRITERS at once take the small ones, and every byte lands', async () => {
+    const storage = store();
+    expect(await storage.writesDirect()).toBe(true);
+    const large = counted(largeAlignedSlots);
+    const small = counted(alignedSlots);
+    const lone = pattern(3 * LARGE_SLOT_BYTES + 777, 40);
+    expect(await storage.writeAt('large-lone', 0, inPieces(lone, [65_536]))).toBe(lone.length);
+    expect((await readBack(storage, 'large-lone', lone.length)).equals(lone)).toBe(true);
+    // Four 2 MiB writes where 512 KiB slots would have taken thirteen.
+    expect(large.taken).toBeGreaterThanOrEqual(3);
+    expect(small.taken).toBe(0);
+    await until(() => Promise.resolve(largeFree()), (free) => free);
+    // Its memory is let go with it: an upload's end leaves no large slot resident.
+    expect(largeAlignedSlots.arenaCount).toBe(0);
+
+    large.taken = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const crowd = Array.from({ length: LARGE_WRITERS + 2 }, (_, i) => pattern(2 * LARGE_SLOT_BYTES + 5000, 50 + i));
+    // Every writer is under way before any sends the rest, so they all run at once.
+    const writes = crowd.map((d, i) =>
+      storage.writeAt(
+        `large-crowd-${i}`,
+        0,
+        heldAfter(d, 1000, gate),
+      ),
+    );
+    await until(
+      () => Promise.all(crowd.map((_, i) => storage.storedBytes(`large-crowd-${i}`, 0, crowd[i]!.length))),
+      (all) => all.every((n) => n === 1000),
+    );
+    open();
+    expect(await Promise.all(writes)).toEqual(crowd.map((d) => d.length));
+    for (const [i, d] of crowd.entries()) expect((await readBack(storage, `large-crowd-${i}`, d.length)).equals(d)).toBe(true);
+    expect(large.taken).toBeGreaterThan(0);
+    expect(small.taken).toBeGreaterThan(0);
+    expect(largeAlignedSlots.inUse).toBe(0);
+    expect(alignedSlots.inUse).toBe(0);
+    // Given back once the writers have ended: the next upload writes in large slots again.
+    await until(() => Promise.resolve(largeFree()), (free) => free);
+    expect(largeAlignedSlots.arenaCount).toBe(0);
   });
 });
 
