@@ -15,11 +15,10 @@ export const SLOT_BYTES = 512 * 1024;
 const SLOTS_PER_ARENA = 8;
 /**
  * The slots of a writer that starts while no other is under way (LARGE_WRITERS). One direct
- * write is under way per writer, so a lone upload goes at one write's size per disk
- * round trip: on a host whose
- * `dd oflag=direct` made 644 MB/s at 512 KiB and 769 at 2 MiB, a lone upload written past the
- * page cache ingested 238–290 MiB/s in 512 KiB slots and 348–407 in 2 MiB ones, alternated
- * rounds (bench/README.md, 2026-12-06). Many uploads at once keep the disk busy with small
+ * write is under way per writer, so a lone upload goes at one write's size per disk round trip:
+ * on a host whose `dd oflag=direct` made 644 MB/s at 512 KiB and 769 at 2 MiB, a lone upload
+ * written past the page cache ingested 238–290 MiB/s in 512 KiB slots and 348–407 in 2 MiB
+ * ones, alternated rounds (bench/README.md, 2026-12-06). Many uploads at once keep the disk busy with small
  * writes: a writer takes large slots only when no other is under way, so a crowd's memory stays
  * what it was (the 4 MiB of large slots of a burst's first writer at most), and none are kept
  * once uploads have ended.
@@ -126,7 +125,7 @@ let largeWriters = 0;
  * before even as its first writers end. `release` once the writer's last write has ended.
  */
 export function slotsForWriter(): { slots: AlignedSlots; release: () => void } {
-  const large = writers < LARGE_WRITERS && largeWriters < LARGE_WRITERS;
+  const large = writers < LARGE_WRITERS;
   writers += 1;
   if (large) largeWriters += 1;
   let released = false;

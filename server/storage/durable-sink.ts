@@ -28,11 +28,6 @@ export const CHECKPOINT_MS = 250;
 export class DurableSink extends Writable {
   /** Bytes known durable. */
   durable = 0;
-  /**
-   * Milliseconds the disk path held the stream: its writes, and the sync that ends it (what
-   * write-path-choice.ts compares between the paths; background syncs overlap and are left out).
-   */
-  busyMs = 0;
   private syncing: Promise<void> | null = null;
   private syncError: unknown = null;
   private writing: Promise<void> | null = null;
@@ -78,12 +73,7 @@ export class DurableSink extends Writable {
   }
 
   override _final(done: (err?: Error | null) => void): void {
-    this.timed(() => this.syncNow()).then(() => done(), done);
-  }
-
-  private timed(work: () => Promise<void>): Promise<void> {
-    const start = performance.now();
-    return work().finally(() => (this.busyMs += performance.now() - start));
+    this.syncNow().then(() => done(), done);
   }
 
   override _destroy(err: Error | null, done: (err?: Error | null) => void): void {
@@ -100,7 +90,7 @@ export class DurableSink extends Writable {
 
   private async writeMany(buffers: Buffer[]): Promise<void> {
     if (this.syncError) throw this.syncError as Error;
-    await this.timed(() => this.writer.take(buffers));
+    await this.writer.take(buffers);
     this.taken?.(buffers);
     if (this.written - this.durable >= CHECKPOINT_BYTES) this.startCheckpoint();
     else if (!this.timer) {

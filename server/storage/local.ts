@@ -8,7 +8,7 @@ import { piecesFrom, type ByteSource } from '../lib/stream-pieces.ts';
 import { alignedSlots } from './aligned-slots.ts';
 import { DurableSink } from './durable-sink.ts';
 import { DIRECT_ALIGN } from './sink-writers.ts';
-import { choiceMessage, WritePathChoice, type WritePath } from './write-path-choice.ts';
+import { choiceMessage, WritePathChoice, type PathPick, type WritePath } from './write-path-choice.ts';
 import { PartialWriteError, STORE_UNAVAILABLE, StorageError, type Storage, type WriteAtOptions } from './storage.ts';
 
 const KEY_PATTERN = /^[A-Za-z0-9_-]{8,128}$/;
@@ -71,10 +71,11 @@ export class LocalStorage implements Storage {
   }
 
   /** The path of a write starting now; a chosen one (`auto`) is handed back to the choice when the write ends. */
-  private async pathForWrite(): Promise<{ path: WritePath; chosen: boolean }> {
-    if (!(await this.writesDirect())) return { path: 'cache', chosen: false };
-    if (!this.pathChoice) return { path: 'direct', chosen: false };
-    return { path: this.pathChoice.pick(), chosen: true };
+  private async pathForWrite(): Promise<{ path: WritePath; pick?: PathPick }> {
+    if (!(await this.writesDirect())) return { path: 'cache' };
+    if (!this.pathChoice) return { path: 'direct' };
+    const pick = this.pathChoice.pick();
+    return { path: pick.path, pick };
   }
 
   private partialPath(key: string): string {
@@ -134,7 +135,7 @@ export class LocalStorage implements Storage {
     );
     const { signal } = options;
     let failure = null as { cause: unknown } | null;
-    let sample: { bytes: number; busyMs: number } | undefined;
+    let sampleBytes: number | undefined;
     // A source that fails (the sender went away, a limit crossed) ends the sink rather than
     // destroying it: the pieces it still holds queued for its next write arrived too, so they are
     // written and synced like the rest and the client resumes after them (the Storage contract).
@@ -151,7 +152,7 @@ export class LocalStorage implements Storage {
     try {
       await pipeline(untilSourceFails, sink, signal ? { signal } : {});
       // A direct descriptor the disk refused wrote through the cache: no sample of either.
-      if (!failure && (way.path === 'cache' || direct)) sample = { bytes: sink.written, busyMs: sink.busyMs };
+      if (!failure && (way.path === 'cache' || direct)) sampleBytes = sink.written;
     } catch (err) {
       // What reached the file is made durable and reported (the Storage contract).
       const durable = await sink.syncNow().then(
@@ -160,7 +161,7 @@ export class LocalStorage implements Storage {
       );
       throw new PartialWriteError(durable, err);
     } finally {
-      if (way.chosen) this.pathChoice?.done(way.path, sample);
+      if (way.pick) this.pathChoice?.done(way.pick, sampleBytes);
       // No write may still be under way on a descriptor closed here (its number is reused at once).
       await sink.settled();
       await mark.close();
