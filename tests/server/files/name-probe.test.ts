@@ -5,7 +5,7 @@ import { queryPlan } from '../../helpers/query-plan.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { pageIdsQuery } from '../../../server/modules/files/list-reads.ts';
-import { DENSE_SHARE, nameStats, probePieces, sampleShare, type SampledName } from '../../../server/modules/files/name-probe.ts';
+import { DENSE_SHARE, EMPTY_STATS_TTL_MS, nameStats, probePieces, sampleShare, type SampledName } from '../../../server/modules/files/name-probe.ts';
 
 const sample = (names: string[]): SampledName[] => names.map((name) => ({ name, weight: 1 / names.length }));
 // A site where a fifth of the names are holiday-N, as in the list benchmark: "holiday" and "ay-" are common.
@@ -73,6 +73,23 @@ describe.each(DIALECTS.filter((d) => d === 'postgres'))('name filter through the
     expect(await nameStats(t.deps.db), 'stale: answered at once from the older sample').toBe(first);
     const fresh = await until(() => nameStats(t.deps.db), (stats) => stats !== first);
     expect(sampleShare('beta', fresh.original_name)).toBe(1);
+  });
+
+  it('reads the statistics again within seconds when the sample at hand has no names (read before the first ANALYZE)', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    // A site started on an empty database reads its sample before listening: there is none yet.
+    const before = await nameStats(t.deps.db);
+    expect(before.original_name).toEqual([]);
+    // Its files are imported and analyzed; the filter must use them well before the five minutes a sample is kept.
+    await sql`insert into files (id, actual_name, original_name, user_id, size, mime_type, time_created, storage_key, sha256, previews)
+      select 'gamma' || i, 'gamma' || i || '.bin', 'gamma-' || i || '.png', ${user.id}, 10, 'image/png', 1700000000 + i, 'gamma' || lpad(i::text, 10, '0'), lpad(to_hex(i), 64, '0'), '[]'
+      from generate_series(0, 199) as i`.execute(t.deps.db);
+    await sql`analyze files`.execute(t.deps.db);
+    vi.setSystemTime(Date.now() + EMPTY_STATS_TTL_MS);
+    const read = await until(() => nameStats(t.deps.db), (stats) => stats.original_name.length > 0);
+    expect(sampleShare('gamma', read.original_name)).toBe(1);
   });
 
   it('lists exactly the names that contain the needle, asking the index only for its rare part and sorting the matches', async () => {
