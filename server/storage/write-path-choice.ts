@@ -45,9 +45,10 @@ export interface PathCost {
  * 2026-12-06): a direct write is waited on little (the next slot fills while one is written),
  * yet on one host what it cost showed as a slower stream all the same — 0.95 ms per MiB waited
  * on against the page cache's 2.23, and 376 MiB/s against 448 (bench/README.md). Only the
- * write's own pace says what the upload felt. A sender's pauses are in that pace too, which is
- * why a path's cost is the fastest of its latest writes, not their median: a phone on a slow
- * link slows the path it lands on only when it is the latest writes' fastest.
+ * write's own pace says what the upload felt. A sender's pauses, and other uploads sharing the
+ * disk, are in that pace too, which is why a path's cost is the fastest of its latest writes, not
+ * their median: a phone on a slow link, or a crowd, moves a path's cost only when all of its
+ * latest writes were slowed so.
  *
  * Until each path has `SAMPLES_TO_CHOOSE` samples the writes alternate (writes under way count,
  * so a burst of uploads at start tries both), and one pick in `RETRY_EVERY` goes to the other

@@ -120,21 +120,21 @@ describe('direct writes', () => {
       const storage = new LocalStorage(dir, { directWrites: 'auto' });
       const picks = vi.spyOn(storage.pathChoice!, 'pick');
       const data = pattern(SAMPLE_BYTES + 4096, 9);
-      /** 64 KiB pieces; on the slowed path the sender waits 30 ms after each MiB. */
+      /** 64 KiB pieces; on the slowed path the sender waits 50 ms after each MiB. */
       const paced = () =>
         Readable.from(
           (async function* () {
             const pauses = picks.mock.results.at(-1)!.value.path === slowed;
             for (let at = 0; at < data.length; at += 65_536) {
               yield data.subarray(at, at + 65_536);
-              if (pauses && (at + 65_536) % MiB === 0) await new Promise((r) => setTimeout(r, 30));
+              if (pauses && (at + 65_536) % MiB === 0) await new Promise((r) => setTimeout(r, 50));
             }
           })(),
         );
       for (let i = 0; i < 4; i++) expect(await storage.writeAt(`pace-${slowed}-${i}`, 0, paced())).toBe(data.length);
       const costs = Object.fromEntries(storage.pathChoice!.costs().map((c) => [c.path, c.msPerMiB!]));
-      // 16 pauses of 30 ms over 16 MiB and 4 KiB: some 30 ms per MiB on the slowed path.
-      expect(costs[slowed]).toBeGreaterThan(29);
+      // 16 pauses of 50 ms over 16 MiB and 4 KiB: some 50 ms per MiB on the slowed path.
+      expect(costs[slowed]).toBeGreaterThan(49);
       await storage.writeAt(`pace-${slowed}-4`, 0, paced());
       expect(picks.mock.results.at(-1)!.value.path).not.toBe(slowed);
     }
