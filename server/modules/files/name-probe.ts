@@ -33,7 +33,7 @@ const STATS_TTL_MS = 5 * 60_000;
  * How long a sample without names is kept: the statistics of a table never analyzed yet (a
  * site's start on an empty database, read before the api listens). Kept as long as the rest,
  * a site whose files were then imported asked the index for whole needles for five minutes after
- * ANALYZE had run: "holiday-4321" p50 13–16 ms against 5–7 at a million files (bench/README.md).
+ * ANALYZE had run: "holiday-4321" p50 10–17 ms against 4–7 at a million files (bench/README.md).
  * Reading no statistics costs next to nothing.
  */
 export const EMPTY_STATS_TTL_MS = 10_000;
@@ -97,9 +97,9 @@ function escapeLike(text: string): string {
 }
 
 /**
- * The statistics' sample of both name columns, read at most every few minutes per process. Once
- * one is known no request waits for the next (6–12 ms at a million files): an older sample
- * answers while a fresh one is read.
+ * The statistics' sample of both name columns, read at most every few minutes per process (every
+ * `EMPTY_STATS_TTL_MS` while it has no names). Once one is known no request waits for the next
+ * (6–12 ms at a million files): an older sample answers while a fresh one is read.
  */
 export function nameStats(db: Database): Promise<NameStats> {
   const kept = cache.get(db);
