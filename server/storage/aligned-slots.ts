@@ -18,10 +18,10 @@ const SLOTS_PER_ARENA = 8;
  * write is under way per writer, so a lone upload goes at one write's size per disk round trip:
  * on a host whose `dd oflag=direct` made 644 MB/s at 512 KiB and 769 at 2 MiB, a lone upload
  * written past the page cache ingested 238–290 MiB/s in 512 KiB slots and 348–407 in 2 MiB
- * ones, alternated rounds (bench/README.md, 2026-12-06). Many uploads at once keep the disk busy with small
- * writes: a writer takes large slots only when no other is under way, so a crowd's memory stays
- * what it was (the 4 MiB of large slots of a burst's first writer at most), and none are kept
- * once uploads have ended.
+ * ones, alternated rounds (bench/README.md, 2026-12-06). Many uploads at once keep the disk busy
+ * with small writes: a writer takes large slots only when no other is under way, so a crowd's
+ * memory stays what it was (the 4 MiB of large slots of a burst's first writer at most), and
+ * none are kept once uploads have ended.
  */
 export const LARGE_SLOT_BYTES = 2 * 1024 * 1024;
 export const LARGE_WRITERS = 1;
@@ -113,7 +113,7 @@ function newArena(slotBytes: number, slots: number): Arena {
 
 /** The process's slots: shared by every upload's writer. */
 export const alignedSlots = new AlignedSlots();
-/** The large slots: two per writer, an arena (4 MiB) per writer, let go when no writer holds the pool. */
+/** The large slots: two per writer, an arena (4 MiB) per writer, let go once no writer holds them. */
 export const largeAlignedSlots = new AlignedSlots(2 * LARGE_WRITERS, LARGE_SLOT_BYTES, 2);
 /** Direct writers under way, and how many of them hold the large slots. */
 let writers = 0;

@@ -104,19 +104,15 @@ function escapeLike(text: string): string {
 export function nameStats(db: Database): Promise<NameStats> {
   const kept = cache.get(db);
   if (kept && Date.now() - kept.at < kept.keep) return kept.stats;
-  const stats = readNameStats(db).catch((): NameStats => ({ original_name: [], actual_name: [] }));
-  const keep = (read: NameStats) => (read.original_name.length + read.actual_name.length === 0 ? EMPTY_STATS_TTL_MS : STATS_TTL_MS);
-  if (!kept) {
-    const entry = { at: Date.now(), keep: STATS_TTL_MS, stats };
-    cache.set(db, entry);
-    void stats.then((read) => (entry.keep = keep(read)));
-    return stats;
-  }
-  // One read at a time: the older sample is taken as fresh until this one comes.
-  kept.at = Date.now();
-  kept.keep = STATS_TTL_MS;
-  void stats.then((fresh) => cache.set(db, { at: Date.now(), keep: keep(fresh), stats: Promise.resolve(fresh) }));
-  return kept.stats;
+  const reading = readNameStats(db).catch((): NameStats => ({ original_name: [], actual_name: [] }));
+  // One read at a time: until it comes, the older sample (the pending read, at first) counts as fresh.
+  const answer = kept?.stats ?? reading;
+  cache.set(db, { at: Date.now(), keep: STATS_TTL_MS, stats: answer });
+  void reading.then((read) => {
+    const named = read.original_name.length + read.actual_name.length > 0;
+    cache.set(db, { at: Date.now(), keep: named ? STATS_TTL_MS : EMPTY_STATS_TTL_MS, stats: Promise.resolve(read) });
+  });
+  return answer;
 }
 
 interface StatsRow {
