@@ -190,7 +190,11 @@ export class CountingProxy {
       upstream.once('close', done);
     };
     req.on('close', () => {
-      if (!req.complete) stop();
+      // Not `req.complete`: a browser that sent the whole body and then closed (a page reloaded
+      // while it waited for the answer) leaves `complete` true, yet the pieces this proxy had
+      // not read yet, held back by its throttle, go with the socket and 'end' never comes.
+      // Those bytes never reached the server, so the request was cut where forwarding stopped.
+      if (!finished) stop();
     });
     req.on('data', (data: Buffer) => {
       if (finished) return;
