@@ -223,10 +223,9 @@ export class CountingProxy {
         }
       }
     });
-    const declared = Number(req.headers['content-length'] ?? NaN);
+    // Node's parser ends a body only once all of it has come (its Content-Length, or a chunked
+    // body's last chunk): one that came short ends in 'close', above, never here.
     req.on('end', () => {
-      // A body that ended short (the page went away) is a cut, not a finished request.
-      if (Number.isFinite(declared) && forwarded < declared) stop();
       if (finished) return;
       finished = true;
       upload.fileBytes = Math.max(0, forwarded - fileStart - trailer);
