@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newId, nowSeconds } from '../../../server/lib/ids.ts';
 import { leasedReclaim, startBackgroundJobs } from '../../../server/jobs.ts';
 import { doomedKeys } from '../../../server/modules/files/doomed-bytes.ts';
+import { newActualName } from '../../../server/modules/files/file-kind.ts';
 import { deleteUser } from '../../../server/modules/users/users.repository.ts';
 import { previewKeys } from '../../../server/modules/media/previews.ts';
 import { DIALECTS, createTestApp, type TestApp, type TestUser } from '../../helpers/test-app.ts';
@@ -22,7 +23,7 @@ describe.each(DIALECTS)('doomed bytes on %s', (dialect) => {
       await t.deps.storage.writeAt(preview, 0, Readable.from([Buffer.from('webp')]));
       await t.deps.storage.finalize(preview, 4);
     }
-    const actualName = `${newId().slice(0, 10)}.txt`;
+    const actualName = newActualName('txt');
     await t.deps.db
       .insertInto('files')
       .values({ id: newId(), actual_name: actualName, original_name: 'a.txt', user_id: owner.id, size: 5, mime_type: 'text/plain', width: null, height: null, time_created: nowSeconds(), storage_key: key, sha256: null, previews })

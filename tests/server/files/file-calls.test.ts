@@ -60,6 +60,21 @@ describe.each(DIALECTS)('file lists, deletes and statistics on %s (spec §7)', (
     expect((await t.call('/api/v1/files/uploaded', { pageSize: 101 }, { token: user.token })).status).toBe(400);
   });
 
+  it('lists the files of one second in the order they were uploaded (newest first, or oldest first)', async () => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const names = Array.from({ length: 8 }, (_, i) => `photo-${i}.bin`);
+    for (const name of names) await put(user, randomBytes(64), name);
+    // A multi-file upload finishes within a second: time_created, in seconds, ties.
+    await t.deps.db.updateTable('files').set({ time_created: 1_700_000_000 }).where('user_id', '=', user.id).execute();
+
+    const list = async (sort: string, page: number) =>
+      (await t.call<ListBody>('/api/v1/files/uploaded', { sort, page, pageSize: 3 }, { token: user.token })).body.files.map((f) => f.original_name);
+    const walk = async (sort: string) => [...(await list(sort, 1)), ...(await list(sort, 2)), ...(await list(sort, 3))];
+    expect(await walk('newest')).toEqual([...names].reverse());
+    expect(await walk('oldest')).toEqual(names);
+  });
+
   it('deletes only the owner\'s file by its last path segment, never a path; staff may delete any file', async () => {
     t = await createHttpTestApp(dialect);
     const owner = await t.createUser();
