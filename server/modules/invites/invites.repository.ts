@@ -89,7 +89,8 @@ export async function listInvites(db: Database, q: InviteListQuery): Promise<{ r
   const rows = await base
     .select(['i.id', 'i.invite_key', 'i.claimed', 'i.created_at', 'creator.username as created_by_name', 'claimer.username as claimed_by_name'])
     .orderBy('i.created_at', 'desc')
-    .orderBy('i.id')
+    // Ids grow in the order they were made (lib/ids.ts): a batch made in one second lists newest first too.
+    .orderBy('i.id', 'desc')
     .limit(q.limit)
     .offset(q.offset)
     .execute();

@@ -123,10 +123,12 @@ export async function listUsers(db: Database, q: UserListQuery): Promise<{ rows:
   if (q.showBannedOnly) base = base.where('users.banned', '=', 1);
   const countRow = await base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
   let rows = base.select(['users.id', 'users.username', 'users.role', 'users.banned', 'users.time_created']);
+  const direction = q.sortBy === 'time_created_desc' ? 'desc' : 'asc';
   if (q.sortBy === 'role') rows = rows.orderBy(roleRank).orderBy('users.username_lower');
-  else rows = rows.orderBy('users.time_created', q.sortBy === 'time_created_asc' ? 'asc' : 'desc');
-  // The id breaks ties so a page boundary never shows a user twice or skips one.
-  rows = rows.orderBy('users.id').limit(q.limit).offset(q.offset);
+  else rows = rows.orderBy('users.time_created', direction);
+  // The id breaks ties so a page boundary never shows a user twice or skips one; ids grow in the
+  // order they were made (lib/ids.ts), so users of one second follow the time's direction too.
+  rows = rows.orderBy('users.id', direction).limit(q.limit).offset(q.offset);
   return { rows: await rows.execute(), total: Number(countRow.n) };
 }
 

@@ -92,6 +92,12 @@ describe.each(DIALECTS)('admin calls on %s', (dialect) => {
     const byRole = await as('/api/v1/admin/get/users', { sortBy: 'role', limit: 4 });
     expect((byRole.body.users as UserOut[]).map((u) => u.role)).toEqual(['admin', 'mod', 'trusted', 'default']);
     expect(byRole.body.totalPages).toBe(4);
+    // Users made in one second (time_created counts seconds) list in the order they were made.
+    for (const name of ['same0', 'same1', 'same2']) await mk(name, 'default', 0, 50);
+    const same = async (sortBy: string) =>
+      ((await as('/api/v1/admin/get/users', { query: 'same', sortBy })).body.users as UserOut[]).map((u) => u.username);
+    expect(await same('time_created_desc')).toEqual(['same2', 'same1', 'same0']);
+    expect(await same('time_created_asc')).toEqual(['same0', 'same1', 'same2']);
     const literal = await as('/api/v1/admin/get/users', { query: '%' });
     expect(literal.body.users).toEqual([]);
     expect((await as('/api/v1/admin/get/users', { limit: 101 })).status).toBe(400);
@@ -210,6 +216,9 @@ describe.each(DIALECTS)('admin calls on %s', (dialect) => {
     expect((byClaimer.body.invites as Inv[]).map((i) => i.inviteKey)).toEqual([userKey]);
     const byKey = await as('/api/v1/admin/get/invitelogs', { filters: { inviteKey: keys[1]!.slice(2, 12) } });
     expect((byKey.body.invites as Inv[]).map((i) => i.inviteKey)).toEqual([keys[1]]);
+    // The batch was made in one second (createdAt counts seconds): newest first is the last made first.
+    const batch = (all.body.invites as Inv[]).map((i) => i.inviteKey).filter((k) => keys.includes(k));
+    expect(batch).toEqual([...keys].reverse());
     const unclaimed = await as('/api/v1/admin/get/invitelogs', { filters: { claimedFilter: 'unclaimed' }, limit: 2, page: 2 });
     expect(unclaimed.body).toMatchObject({ total: 4, totalPages: 2 });
     expect(unclaimed.body.invites).toHaveLength(2);
