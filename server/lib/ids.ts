@@ -17,11 +17,10 @@ const LOW_LIMIT = 2 ** 48;
  */
 export function newId(): string {
   const now = Date.now();
-  if (now > lastMs) {
-    lastMs = now;
-    lastLow = crypto.randomBytes(6).readUIntBE(0, 6);
-  } else if (++lastLow >= LOW_LIMIT) {
-    lastMs += 1;
+  // A new millisecond, or the count run out within one (then the ids run a millisecond ahead):
+  // fresh random bits.
+  if (now > lastMs || ++lastLow >= LOW_LIMIT) {
+    lastMs = Math.max(now, lastMs + 1);
     lastLow = crypto.randomBytes(6).readUIntBE(0, 6);
   }
   return lastMs.toString(16).padStart(12, '0') + lastLow.toString(16).padStart(12, '0');
