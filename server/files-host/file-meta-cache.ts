@@ -37,9 +37,14 @@ export class FileMetaCache {
   /** Keeps `body` with the entry of `name` when it is small and the budget allows. */
   keepBody(name: string, body: Buffer): void {
     const entry = this.entries.get(name);
-    if (!entry || entry.meta.body || body.length > SMALL_BODY || this.bodyBytes + body.length > this.bodyBudget) return;
+    if (!entry || entry.meta.body || !this.wouldKeep(body.length)) return;
     entry.meta.body = body;
     this.bodyBytes += body.length;
+  }
+
+  /** Whether keepBody would keep a body of `size` bytes now (the budget and SMALL_BODY allowing). */
+  wouldKeep(size: number): boolean {
+    return size <= SMALL_BODY && this.bodyBytes + size <= this.bodyBudget;
   }
 
   get keptBodyBytes(): number {

@@ -86,17 +86,17 @@ export function answerFast(
   if (url.charCodeAt(0) !== 47 /* '/' */ || url.includes('?') || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
   const meta = host.cache.get(url.slice(1));
   if (!meta) return false;
-  if (!limiter) return answerCached(deps, meta, log, req, res, undefined);
+  if (!limiter) return answerCached(deps, host.cache, meta, log, req, res, undefined);
   // Counted only for a cached file (never /healthz); a 429 is Fastify's to answer. Whatever goes
   // on to Fastify after being counted takes its count with it.
   const limited = limiter.count(req, req.socket.remoteAddress ?? '');
-  if (limited.allowed && answerCached(deps, meta, log, req, res, limited)) return true;
+  if (limited.allowed && answerCached(deps, host.cache, meta, log, req, res, limited)) return true;
   limiter.handOn(req, limited);
   return false;
 }
 
 /** answerFast's answer for a file in the cache; false when Fastify is to answer after all. */
-function answerCached(deps: Deps, meta: FileMeta, log: FastifyBaseLogger, req: IncomingMessage, res: ServerResponse, limited: LimitDecision | undefined): boolean {
+function answerCached(deps: Deps, cache: FileMetaCache, meta: FileMeta, log: FastifyBaseLogger, req: IncomingMessage, res: ServerResponse, limited: LimitDecision | undefined): boolean {
   const method = req.method;
   const url = req.url;
   const started = performance.now();
@@ -119,6 +119,11 @@ function answerCached(deps: Deps, meta: FileMeta, log: FastifyBaseLogger, req: I
     logLine();
     return true;
   }
+  // A small file first asked for without its bytes (a HEAD or a 304: link previewers and
+  // revalidating browsers ask that way) was cached with no body. Fastify's route reads it and
+  // keeps it, where this path would open, read and close it for every request until the entry
+  // expired (2-3 x fewer 4 kB answers a second, bench/README.md).
+  if (cache.wouldKeep(meta.size)) return false;
   const accel = accelTarget(deps.config.filesAccelRedirect, deps.storage, req, meta.storageKey, range);
   if (accel !== null) {
     if (!deps.storage.existsNow?.(meta.storageKey)) return false;

@@ -111,6 +111,29 @@ describe.each(DIALECTS)('small files on %s', (dialect) => {
     await t.deps.storage.delete(row.storage_key);
     expect((await fetch(`${t.filesUrl}/${name}`)).status).toBe(404);
   });
+
+  // Link previewers ask with HEAD first, and browsers revalidate with If-None-Match: the name was
+  // then cached without its bytes, and the fast path opened, read and closed the file on every
+  // GET until the entry expired, where a kept body is answered from memory.
+  it.each(['HEAD', 'a 304'])('keeps a small file in memory after a first request that asked for no bytes (%s)', async (first) => {
+    t = await createHttpTestApp(dialect);
+    const user = await t.createUser();
+    const data = randomBytes(4096);
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'small.bin' }, file: { data } });
+    const name = (res.body.file as { actual_name: string }).actual_name;
+    const row = await t.deps.db.selectFrom('files').select('storage_key').where('actual_name', '=', name).executeTakeFirstOrThrow();
+    const url = `${t.filesUrl}/${name}`;
+    const opening = first === 'HEAD' ? await fetch(url, { method: 'HEAD' }) : await fetch(url, { headers: { 'if-none-match': `"${row.storage_key}"` } });
+    expect(opening.status).toBe(first === 'HEAD' ? 200 : 304);
+    const bytes = async () => Buffer.from(await (await fetch(url)).arrayBuffer());
+    // Two GETs: the first may go through Fastify's route, the second takes the fast path.
+    expect((await bytes()).equals(data)).toBe(true);
+    expect((await bytes()).equals(data)).toBe(true);
+    // Rewritten behind the server's back: a kept body still answers with what was uploaded.
+    await t.store.overwriteStored(row.storage_key, Buffer.alloc(4096, 0));
+    expect((await bytes()).equals(data)).toBe(true);
+    expect((await bytes()).equals(data)).toBe(true);
+  });
 });
 
 describe('FileMetaCache bodies', () => {
