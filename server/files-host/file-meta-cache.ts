@@ -36,15 +36,27 @@ export class FileMetaCache {
 
   /** Keeps `body` with the entry of `name` when it is small and the budget allows. */
   keepBody(name: string, body: Buffer): void {
+    if (!this.wouldKeep(body.length)) return;
     const entry = this.entries.get(name);
-    if (!entry || entry.meta.body || !this.wouldKeep(body.length)) return;
+    if (!entry || entry.meta.body) return;
     entry.meta.body = body;
     this.bodyBytes += body.length;
   }
 
-  /** Whether keepBody would keep a body of `size` bytes now (the budget and SMALL_BODY allowing). */
+  /**
+   * Whether keepBody would keep a body of `size` bytes now (SMALL_BODY and the budget allowing).
+   * Entries past their lifetime at the least recently used end are dropped first to make room:
+   * only a request for their name would have dropped them, so the bodies of files nobody asks
+   * for any more held the budget, and a burst of small files kept every file after it on disk.
+   */
   wouldKeep(size: number): boolean {
-    return size <= SMALL_BODY && this.bodyBytes + size <= this.bodyBudget;
+    if (size > SMALL_BODY) return false;
+    const now = this.now();
+    for (const [name, entry] of this.entries) {
+      if (this.bodyBytes + size <= this.bodyBudget || entry.expires > now) break;
+      this.delete(name);
+    }
+    return this.bodyBytes + size <= this.bodyBudget;
   }
 
   get keptBodyBytes(): number {

@@ -152,4 +152,31 @@ describe('FileMetaCache bodies', () => {
     cache.keepBody('b', Buffer.alloc(60));
     expect(cache.keptBodyBytes).toBe(60);
   });
+
+  // A burst of small files nobody asks for again must not keep every later file on disk: their
+  // entries outlive their lifetime only until room is wanted.
+  it('makes room for a body by dropping entries past their lifetime, least recently used first, and no live one', () => {
+    let now = 0;
+    const cache = new FileMetaCache(10, 1_000, () => now, 100);
+    cache.set('old', meta('old'));
+    cache.keepBody('old', Buffer.alloc(60));
+    now = 500;
+    cache.set('live', meta('live'));
+    cache.keepBody('live', Buffer.alloc(30));
+    expect(cache.keptBodyBytes).toBe(90);
+    now = 1_200;
+    cache.set('new', meta('new'));
+    cache.keepBody('new', Buffer.alloc(60));
+    expect(cache.get('new')?.body?.length).toBe(60);
+    expect(cache.get('live')?.body?.length).toBe(30);
+    expect(cache.get('old')).toBeUndefined();
+    expect(cache.keptBodyBytes).toBe(90);
+    // No entry past its lifetime: nothing live is dropped, and the body is not kept.
+    cache.set('more', meta('more'));
+    expect(cache.wouldKeep(20)).toBe(false);
+    cache.keepBody('more', Buffer.alloc(20));
+    expect(cache.get('more')?.body).toBeUndefined();
+    expect(cache.get('live')?.body?.length).toBe(30);
+    expect(cache.size).toBe(3);
+  });
 });
