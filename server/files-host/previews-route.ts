@@ -32,6 +32,13 @@ async function servePreview(deps: Deps, request: PreviewRequest, reply: FastifyR
 
   const key = previewKey(row.storage_key, preview);
   const etag = `"${key}"`;
+  const inm = request.headers['if-none-match'];
+  const notModified = inm !== undefined && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+  const bodiless = notModified || request.method === 'HEAD';
+  // The row was read before the stored preview is opened: a file deleted in between (its row,
+  // then its bytes) is a 404, as on the files route, not a failing store's 500.
+  const body = bodiless ? null : await deps.storage.openRead(key);
+  if (bodiless ? !(await deps.storage.stat(key)) : !body) return notFound(reply);
   void reply
     .header('cache-control', CACHE_CONTROL)
     .header('etag', etag)
@@ -40,11 +47,9 @@ async function servePreview(deps: Deps, request: PreviewRequest, reply: FastifyR
     .header('content-security-policy', CSP)
     .header('cross-origin-resource-policy', 'cross-origin')
     .header('content-type', 'image/webp');
-  const inm = request.headers['if-none-match'];
-  if (inm !== undefined && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag)) return reply.status(304).send();
+  if (notModified) return reply.status(304).send();
   void reply.status(200).header('content-length', preview.bytes);
-  if (request.method === 'HEAD') return reply.send();
-  return reply.send(deps.storage.read(key));
+  return reply.send(body ?? undefined);
 }
 
 function notFound(reply: FastifyReply) {

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FileRecord } from '../../../contract/files.ts';
-import { previewKeys } from '../../../server/modules/media/previews.ts';
+import { parsePreviews, previewKey, previewKeys } from '../../../server/modules/media/previews.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { pngBomb } from './fixtures/hostile.ts';
@@ -93,6 +93,24 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
     // A width that was not made, and a name that is not ours, are 404.
     expect((await fetch(`${t.filesUrl}/_p/${file.actual_name}/1000.webp`)).status).toBe(404);
     expect((await fetch(`${t.filesUrl}/_p/..%2Fetc/160.webp`)).status).toBe(404);
+  });
+
+  // The row is read before the stored preview is opened: a file deleted in between (its row, then
+  // its bytes, files.service) must answer as a deleted file does, not as a failing store.
+  it('answers 404, not an error, for a preview whose stored object is gone while its row is not', async () => {
+    t = await createHttpTestApp(dialect);
+    user = await t.createUser();
+    const file = await settled((await put(await picture(400, 200, 'png'), 'gone.png')).actual_name);
+    const [kept, gone] = file.previews;
+    const row = await t.deps.db.selectFrom('files').select(['storage_key', 'previews']).where('actual_name', '=', file.actual_name).executeTakeFirstOrThrow();
+    const stored = parsePreviews(row.previews).find((p) => p.width === gone!.width);
+    await t.deps.storage.delete(previewKey(row.storage_key, stored!));
+    const res = await fetch(served(gone!.url));
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ success: false, error: 'Not found.' });
+    expect((await fetch(served(gone!.url), { method: 'HEAD' })).status).toBe(404);
+    expect((await fetch(served(gone!.url), { headers: { 'if-none-match': `"${previewKey(row.storage_key, stored!)}"` } })).status).toBe(404);
+    expect((await fetch(served(kept!.url))).status).toBe(200);
   });
 
   it('never upscales: a 100 px JPEG gets one 100 px preview, and a tall one stays within 4× its width', async () => {
