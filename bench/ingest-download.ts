@@ -427,8 +427,9 @@ const S3_ACCEL_PREFIX = '/_stash_s3/';
 
 /**
  * 4 kB requests under wrk, each name asked for with HEAD first: Stash's files host as one process
- * (the default), as one process per core, and as one process with rate limits on (as `npm start` runs; the bench's servers run with
- * RATE_LIMITS=off), against nginx with a worker per core; all interleaved, each warmed first.
+ * (the default), as one process per core, and as one process with rate limits on (as `npm start`
+ * runs; the bench's servers run with RATE_LIMITS=off), against nginx with a worker per core; all
+ * interleaved, each warmed first.
  * `behind`: one files process behind nginx as README configures it (`front`, connections kept
  * open by `upstream … keepalive`) and behind the same nginx block without the kept connections
  * (`proxy`, README's configuration before them).

@@ -10,6 +10,7 @@ import { accelTarget, registerMissingLocationGuard, signedAccelTarget, type Hand
 import { registerPreviewRoute } from './previews-route.ts';
 import { FileMetaCache, SMALL_BODY, type FileMeta } from './file-meta-cache.ts';
 import { sendFile } from './send-file.ts';
+import { stillStored } from '../storage/storage.ts';
 import type { FilesIpLimiter, LimitDecision } from './ip-limiter.ts';
 
 // Design §8: files never change under a name, so caches may keep them for a year.
@@ -224,7 +225,7 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
   const range = conditional ? null : rangeOf(request.headers, meta);
   const kept = meta.body;
   if (conditional || range === 'unsatisfiable' || request.method === 'HEAD' || meta.size === 0 || kept) {
-    if (!(await stillStored(deps, meta.storageKey))) return 'gone';
+    if (!(await stillStored(deps.storage, meta.storageKey))) return 'gone';
     if (conditional) return { status: 304 };
     if (range === 'unsatisfiable') return { status: 416 };
     const body = request.method === 'HEAD' || !kept ? null : range ? kept.subarray(range.start, range.end + 1) : kept;
@@ -243,11 +244,11 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
   }
   const prefix = deps.config.filesAccelRedirect;
   const accel = accelTarget(prefix, deps.storage, request, meta.storageKey, range);
-  if (accel !== null) return (await stillStored(deps, meta.storageKey)) ? { status: 200, accel } : 'gone';
+  if (accel !== null) return (await stillStored(deps.storage, meta.storageKey)) ? { status: 200, accel } : 'gone';
   const signing = signedAccelTarget(prefix, deps.storage, request, meta.storageKey, range);
   if (signing !== null) {
     // The store is asked too, meanwhile: a file deleted by now is Stash's 404, not an error nginx makes of the store's.
-    const [there, signed] = await Promise.all([stillStored(deps, meta.storageKey), signing]);
+    const [there, signed] = await Promise.all([stillStored(deps.storage, meta.storageKey), signing]);
     return there ? { status: 200, accel: signed } : 'gone';
   }
   if (deps.storage.openStoredNow) {
@@ -260,12 +261,6 @@ async function answerFor(deps: Deps, cache: FileMetaCache, name: string, meta: F
   // is a 404 here, where a lazy read failed after the status as a 503 until the entry expired.
   const body = await deps.storage.openRead(meta.storageKey, range ?? undefined);
   return body ? { status: range ? 206 : 200, range, body } : 'gone';
-}
-
-/** Whether a stored object exists, without a thread-pool round trip where the store allows it. */
-function stillStored(deps: Deps, key: string): boolean | Promise<boolean> {
-  if (deps.storage.statNow) return deps.storage.statNow(key) !== null;
-  return deps.storage.stat(key).then((s) => s !== null);
 }
 
 /** A 200, 206 or 304's headers (design §8): the fast path and Fastify's reply send the same. */

@@ -3,6 +3,7 @@ import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
 import { parsePreviews, previewKey } from '../modules/media/previews.ts';
+import { stillStored } from '../storage/storage.ts';
 
 // Design §8's headers, as for the files themselves: a preview never changes under its key.
 const CACHE_CONTROL = 'public, max-age=31536000, immutable';
@@ -38,7 +39,7 @@ async function servePreview(deps: Deps, request: PreviewRequest, reply: FastifyR
   // The row was read before the stored preview is opened: a file deleted in between (its row,
   // then its bytes) is a 404, as on the files route, not a failing store's 500.
   const body = bodiless ? null : await deps.storage.openRead(key);
-  if (bodiless ? !(await deps.storage.stat(key)) : !body) return notFound(reply);
+  if (bodiless ? !(await stillStored(deps.storage, key)) : !body) return notFound(reply);
   void reply
     .header('cache-control', CACHE_CONTROL)
     .header('etag', etag)

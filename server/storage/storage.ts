@@ -134,3 +134,9 @@ export class StorageError extends HttpError {
 }
 
 export const STORE_UNAVAILABLE = 'The file store is unavailable right now; please try again shortly.';
+
+/** Whether a stored object exists, without a thread-pool round trip where the store allows it. */
+export function stillStored(storage: Storage, key: string): boolean | Promise<boolean> {
+  if (storage.statNow) return storage.statNow(key) !== null;
+  return storage.stat(key).then((s) => s !== null);
+}
