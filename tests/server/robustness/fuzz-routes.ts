@@ -21,6 +21,16 @@ import { contractEndpoints } from './fuzz-helpers.ts';
 const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 
+/**
+ * fast-check's bounds, short of vitest's 60 s for a test: a case whose request does not end
+ * within 10 s fails, and the property stops 45 s in, shrinking included, failing if its runs
+ * were not done. Either way fast-check prints the seed, path and case. Without them, a case that
+ * hung (or shrinking slow cases) ended in vitest's "Test timed out in 60000ms" with none of
+ * these, nothing to replay: `.ci/run` of 2026-12-06 16:08, files/upload (multipart) on
+ * PostgreSQL, where 2,000 cases take 2-3 s.
+ */
+const BOUNDS = { numRuns: RUNS, plugins: [fc.timeout(10_000), fc.interruptAfterTimeLimit(45_000, { failOnInterrupt: true })], ...(SEED !== undefined ? { seed: SEED } : {}) };
+
 interface Shot {
   payload: string | Buffer;
   contentType: string | undefined;
@@ -218,7 +228,7 @@ function suite(dialect: Dialect): void {
   it.each(contractEndpoints().map((ep) => [ep.path, ep] as const))('%s', async (path, ep) => {
     await fc.assert(
       fc.asyncProperty(jsonShots(ep), (shot) => shoot(path, shot)),
-      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+      BOUNDS,
     );
     expect((await t.api.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
@@ -226,7 +236,7 @@ function suite(dialect: Dialect): void {
   it('/api/v1/files/upload (multipart)', async () => {
     await fc.assert(
       fc.asyncProperty(multipartShots(), (shot) => shoot('/api/v1/files/upload', shot)),
-      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+      BOUNDS,
     );
     expect((await t.api.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
