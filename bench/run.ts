@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { accountRemoval } from './account-removal.ts';
 import { browser } from './browser.ts';
+import { describeHost } from './host.ts';
 import { downloadOnly, ingestAndDownload } from './ingest-download.ts';
 import { jsSize } from './js-size.ts';
 import { listLatency } from './list-latency.ts';
@@ -40,7 +40,7 @@ const table = [
   ...rows.map(line),
 ].join('\n');
 const minutes = ((performance.now() - started) / 60_000).toFixed(1);
-const header = `Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${options.quick ? ' with --quick (smaller sizes, fewer rounds)' : ''}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; took ${minutes} min.`;
+const header = `Run on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${options.quick ? ' with --quick (smaller sizes, fewer rounds)' : ''}, ${describeHost()}; took ${minutes} min.`;
 const out = `${header}\n\n${table}\n`;
 // A partial run (named benchmarks, --first-load) must not stand in for the full table in
 // results/: it goes beside it, named for what ran.
