@@ -50,6 +50,8 @@ export interface MultipartRequest {
   file?: { data: FileBody; filename?: string; name?: string };
   /** Send the file part before the text fields. */
   fileFirst?: boolean;
+  /** Text fields sent after the file part, whichever side `fields` go. */
+  fieldsAfter?: Record<string, string | number>;
   bearer?: string;
   /** Cut the connection after this many bytes of the file part were sent. */
   abortAfter?: number;
@@ -79,9 +81,10 @@ export interface HttpAnswer {
  */
 export function sendMultipart(url: string, request: MultipartRequest): Promise<HttpAnswer> {
   const boundary = `----stash${crypto.randomBytes(8).toString('hex')}`;
-  const fieldParts = Object.entries(request.fields ?? {}).map(
-    ([k, v]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${String(v)}\r\n`),
-  );
+  const partsOf = (fields: Record<string, string | number> = {}) =>
+    Object.entries(fields).map(([k, v]) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${String(v)}\r\n`));
+  const fieldParts = partsOf(request.fields);
+  const afterParts = partsOf(request.fieldsAfter);
   const file = request.file;
   const fileHead = file
     ? Buffer.from(
@@ -146,6 +149,7 @@ export function sendMultipart(url: string, request: MultipartRequest): Promise<H
           await write(Buffer.from('\r\n'));
         }
         if (request.fileFirst) for (const p of fieldParts) await write(p);
+        for (const p of afterParts) await write(p);
         req.end(end);
       } catch (err) {
         if (!settled) reject(err as Error);

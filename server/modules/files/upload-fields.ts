@@ -39,8 +39,7 @@ export function parseUploadFields(raw: Map<string, string>): UploadFields {
   }
   const uploadId = raw.get(UPLOAD_FIELDS.uploadId) || null;
   if (uploadId !== null && !UUID.test(uploadId)) throw badRequest("Field 'uploadId' must be a UUID.");
-  const chunkHash = raw.get(UPLOAD_FIELDS.chunkHash) || null;
-  if (chunkHash !== null && !SHA256_HEX.test(chunkHash)) throw badRequest("Field 'chunkHash' must be a SHA-256 in hex.");
+  const chunkHash = parseChunkHash(raw.get(UPLOAD_FIELDS.chunkHash) ?? '');
   const chunkOffset = integer(raw.get(UPLOAD_FIELDS.chunkOffset), 'chunkOffset', 0) ?? 0;
   if (totalChunks === null && (uploadId !== null || chunkOffset > 0)) {
     throw badRequest("Fields 'uploadId' and 'chunkOffset' need 'totalChunks' and 'chunkIndex'.");
@@ -55,6 +54,13 @@ export function parseUploadFields(raw: Map<string, string>): UploadFields {
     originalname,
     chunk: totalChunks !== null && chunkIndex !== null ? { totalChunks, chunkIndex, uploadId, chunkOffset } : null,
     fileSize: integer(raw.get(UPLOAD_FIELDS.fileSize), 'fileSize', 0),
-    chunkHash: chunkHash?.toLowerCase() ?? null,
+    chunkHash,
   };
+}
+
+/** A `chunkHash` field's value, lower-cased; an empty one is none (null), anything else not hex is refused. */
+export function parseChunkHash(raw: string): string | null {
+  if (raw === '') return null;
+  if (!SHA256_HEX.test(raw)) throw badRequest("Field 'chunkHash' must be a SHA-256 in hex.");
+  return raw.toLowerCase();
 }

@@ -7,7 +7,7 @@ import { authorize, bearerOf, credentialOf, type RouteOptions } from '../../http
 import type { Caller } from '../auth/caller.repository.ts';
 import { cleanOriginalName } from './file-kind.ts';
 import { multipartParts } from './multipart-parts.ts';
-import { parseUploadFields } from './upload-fields.ts';
+import { parseChunkHash, parseUploadFields } from './upload-fields.ts';
 import { assertUploadsOpen, dropStaged, finishStaged, receiveChunk, receiveWhole, stageWhole, type Staged } from './upload.service.ts';
 
 const ACCESS: RouteOptions = { access: 'user', apiKey: true };
@@ -107,7 +107,11 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
       const parsed = parseUploadFields(fields);
       const name = cleanOriginalName(parsed.originalname ?? part.filename);
       if (parsed.chunk) {
-        result = await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name, part.file);
+        // Design §7 lets fields follow the file part: a chunkHash among them is checked before the
+        // chunk is recorded, where other fields after a placed file change nothing (below).
+        const after = parsed.chunkHash === null ? new FieldsAfter(parts) : null;
+        result = await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name, part.file, after ? () => after.chunkHash() : undefined);
+        if (after?.read) break;
       } else if (parsed.originalname !== null) {
         result = await receiveWhole(deps, caller, name, part.file);
       } else {
@@ -134,6 +138,39 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
     throw badRequest(`Missing the file part '${UPLOAD_FIELDS.file}'.`);
   }
   return result;
+}
+
+/**
+ * The parts after a chunk's file part, read once its bytes are stored and before it is recorded
+ * complete. In a well-formed body they come with the chunk's last bytes; a client that holds the
+ * body open is waited for TRAILING_PARTS_WAIT_MS, as after any placed file. Of them only the
+ * first `chunkHash` counts; garbage after the chunk (a cut-off tail, a part over the limits) ends
+ * the reading without changing the answer, as it does after a placed file.
+ */
+class FieldsAfter {
+  /** Set once reading began: the parts are then the caller's no more. */
+  read = false;
+
+  constructor(private readonly parts: AsyncGenerator<Multipart>) {}
+
+  async chunkHash(): Promise<string | null> {
+    this.read = true;
+    let hash: string | null = null;
+    for (;;) {
+      let next: IteratorResult<Multipart>;
+      try {
+        next = await nextWithin(this.parts, TRAILING_PARTS_WAIT_MS);
+      } catch {
+        break;
+      }
+      if (next.done) break;
+      const part = next.value;
+      // The parser allows one file part, so none comes here; one that did would stall it unread.
+      if (part.type === 'file') part.file.resume();
+      else if (part.fieldname === UPLOAD_FIELDS.chunkHash) hash ??= String(part.value);
+    }
+    return hash === null ? null : parseChunkHash(hash);
+  }
 }
 
 /** The body's next part, or its end if none comes within `ms` (the rest is left unread). */

@@ -53,6 +53,9 @@ type Chunked = NonNullable<UploadFields['chunk']>;
 /**
  * One chunk of a resumable upload, streamed straight to its place in the unfinished object
  * (byte chunkIndex × chunk size + chunkOffset) and hashed on the way (design §7, §9).
+ * `hashAfter`: where the request's fields did not name a `chunkHash` before the bytes, the one
+ * that follows them, if any (upload.routes.ts), asked once the bytes are stored and before the
+ * chunk is recorded complete, so a hash sent last is checked as one sent first.
  */
 export async function receiveChunk(
   deps: Deps,
@@ -60,6 +63,7 @@ export async function receiveChunk(
   fields: UploadFields & { chunk: Chunked },
   originalName: string,
   source: Readable,
+  hashAfter?: () => Promise<string | null>,
 ): Promise<UploadChunkResponse | UploadDoneResponse> {
   const { totalChunks, chunkIndex, chunkOffset, uploadId } = fields.chunk;
   const chunkSize = deps.uploadChunkSize;
@@ -141,8 +145,17 @@ export async function receiveChunk(
     if ((expected !== null && total !== expected) || (expected === null && total === 0 && totalChunks > 1)) {
       return await refuse(wrongSize(chunkIndex, isLast, expected ?? chunkSize));
     }
+    let claimed = fields.chunkHash;
+    if (claimed === null && hashAfter) {
+      try {
+        claimed = await hashAfter();
+      } catch (err) {
+        // A malformed hash after the bytes: refused as it would have been before them.
+        return await refuse(err);
+      }
+    }
     // Design §7: a mismatch discards the chunk; the client sends it again.
-    if (fields.chunkHash !== null && fields.chunkHash !== outcome.sha256) return await refuse(unprocessable('Chunk checksum mismatch', { retry: true }));
+    if (claimed !== null && claimed !== outcome.sha256) return await refuse(unprocessable('Chunk checksum mismatch', { retry: true }));
     await lease.settle({ bytes: total, complete: true, sha256: outcome.sha256 });
   } catch (err) {
     // Gone while this request wrote (cancelled, or swept or finished after its lease lapsed): what

@@ -157,6 +157,38 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     expect(ok.body).toEqual({ success: true, received: [0], totalChunks: 2 });
   });
 
+  it('checks a chunkHash sent after the chunk as one sent before it: a mismatch is 422 and keeps nothing, a malformed one 400', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    const data = randomBytes(CHUNK + 200);
+    const chunk = (i: number) => data.subarray(i * CHUNK, (i + 1) * CHUNK);
+    const common = { token: user.token, uploadId, originalname: 'late.bin', totalChunks: 2, fileSize: data.length };
+    const send = (i: number, chunkHash: string) =>
+      sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { ...common, chunkIndex: i }, file: { data: chunk(i), filename: 'blob' }, fieldsAfter: { chunkHash } });
+    const listed = async () => (await postJson(`${t.apiUrl}/api/v1/files/uploaded`, { token: user.token })).body.totalImages;
+
+    const wrong = await send(0, sha256(randomBytes(8)));
+    expect(wrong.status).toBe(422);
+    expect(wrong.body).toEqual({ success: false, error: 'Chunk checksum mismatch', retry: true });
+    expect((await status(uploadId)).body).toEqual({ success: true, totalChunks: 2, received: [], partial: null });
+    const malformed = await send(0, 'not-a-hash');
+    expect(malformed.status).toBe(400);
+    expect(String(malformed.body.error)).toContain('SHA-256');
+    expect((await status(uploadId)).body).toMatchObject({ received: [], partial: null });
+    // Upper-case hex is the same hash.
+    const right = await send(0, sha256(chunk(0)).toUpperCase());
+    expect(right.body).toEqual({ success: true, received: [0], totalChunks: 2 });
+
+    // The last chunk: a mismatch lists nothing; the right hash finishes the file with these bytes.
+    expect((await send(1, sha256(randomBytes(8)))).status).toBe(422);
+    expect(await listed()).toBe(0);
+    const done = await send(1, sha256(chunk(1)));
+    expect(done.status).toBe(200);
+    expect((await download(String(done.body.url))).equals(data)).toBe(true);
+    expect(await listed()).toBe(1);
+  });
+
   it('refuses a non-final chunk of the wrong size, an index out of range and a changed totalChunks', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();
