@@ -17,7 +17,8 @@ function sysfs(file: string): string | null {
  * halts at once and is woken through the hypervisor. A server whose clients' threads fall idle
  * between its answers then pays that wake-up on every answer: one files process's 4 kB rate
  * settles at one of two levels, ~45,000 or ~60,000 requests a second here, and with 200 µs of
- * polling it took the upper one every time (bench/README, "4 kB files: one process, two speeds").
+ * polling it took the upper one every time (bench/README, "4 kB files: the two speeds are the
+ * virtual machine's idle halts").
  */
 export function idlePolicy(): string {
   const driver = sysfs('/sys/devices/system/cpu/cpuidle/current_driver');
