@@ -75,22 +75,10 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
   try {
     const parts = multipartParts(request);
     for (;;) {
-      let next: IteratorResult<Multipart>;
-      try {
-        next = await (result ? nextWithin(parts, TRAILING_PARTS_WAIT_MS) : parts.next());
-      } catch (err) {
-        // Once the file is stored and listed, garbage after it (a second file part, a part over
-        // the limit, a cut-off tail) changes nothing, so the answer is the stored file rather
-        // than an error for a file that exists — as with trailing fields below.
-        if (result) break;
-        throw err;
-      }
+      const next = await parts.next();
       if (next.done) break;
       const part = next.value;
       if (part.type === 'field') {
-        // Fields after a file that was already placed change nothing; refusing them now would
-        // report a failure for a file that is stored.
-        if (result) continue;
         if (fields.has(part.fieldname)) throw badRequest(`Field '${part.fieldname}' is sent twice.`);
         fields.set(part.fieldname, String(part.value));
         continue;
@@ -106,18 +94,23 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
       await assertUploadsOpen(deps);
       const parsed = parseUploadFields(fields);
       const name = cleanOriginalName(parsed.originalname ?? part.filename);
-      if (parsed.chunk) {
-        // Design §7 lets fields follow the file part: a chunkHash among them is checked before the
-        // chunk is recorded, where other fields after a placed file change nothing (below).
-        const after = parsed.chunkHash === null ? new FieldsAfter(parts) : null;
-        result = await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name, part.file, after ? () => after.chunkHash() : undefined);
-        if (after?.read) break;
-      } else if (parsed.originalname !== null) {
-        result = await receiveWhole(deps, caller, name, part.file);
-      } else {
+      if (!parsed.chunk && parsed.originalname === null) {
         // Neither chunk fields nor a name yet: they may follow the file part.
         staged = await stageWhole(deps, caller, name, part.file);
+        continue;
       }
+      // The rest of the body, read once: by receiveChunk before it records a chunk whose
+      // chunkHash may follow its bytes (design §7 lets fields follow the file part), else here.
+      let rest: Promise<Map<string, string>> | undefined;
+      const restOfBody = () => (rest ??= fieldsAfterPlacedFile(parts));
+      if (parsed.chunk) {
+        const hashAfter = parsed.chunkHash === null ? async () => parseChunkHash((await restOfBody()).get(UPLOAD_FIELDS.chunkHash) ?? '') : undefined;
+        result = await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name, part.file, hashAfter);
+      } else {
+        result = await receiveWhole(deps, caller, name, part.file);
+      }
+      await restOfBody();
+      break;
     }
     if (staged && caller) {
       const parsed = parseUploadFields(fields);
@@ -141,36 +134,28 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
 }
 
 /**
- * The parts after a chunk's file part, read once its bytes are stored and before it is recorded
- * complete. In a well-formed body they come with the chunk's last bytes; a client that holds the
- * body open is waited for TRAILING_PARTS_WAIT_MS, as after any placed file. Of them only the
- * first `chunkHash` counts; garbage after the chunk (a cut-off tail, a part over the limits) ends
- * the reading without changing the answer, as it does after a placed file.
+ * The fields after a placed file, the first value of each: read until the body ends, or until
+ * none comes within TRAILING_PARTS_WAIT_MS (a client whose Content-Length promised more). In a
+ * well-formed body they come with the file's last bytes. Garbage after the file (a second file
+ * part, a part over the limits, a cut-off tail) ends the reading: the parser throws, and the
+ * answer is the stored file rather than an error for a file that exists. Only a chunk's
+ * `chunkHash` among them is used (receiveChunk); the rest change nothing.
  */
-class FieldsAfter {
-  /** Set once reading began: the parts are then the caller's no more. */
-  read = false;
-
-  constructor(private readonly parts: AsyncGenerator<Multipart>) {}
-
-  async chunkHash(): Promise<string | null> {
-    this.read = true;
-    let hash: string | null = null;
-    for (;;) {
-      let next: IteratorResult<Multipart>;
-      try {
-        next = await nextWithin(this.parts, TRAILING_PARTS_WAIT_MS);
-      } catch {
-        break;
-      }
-      if (next.done) break;
-      const part = next.value;
-      // The parser allows one file part, so none comes here; one that did would stall it unread.
-      if (part.type === 'file') part.file.resume();
-      else if (part.fieldname === UPLOAD_FIELDS.chunkHash) hash ??= String(part.value);
+async function fieldsAfterPlacedFile(parts: AsyncGenerator<Multipart>): Promise<Map<string, string>> {
+  const fields = new Map<string, string>();
+  for (;;) {
+    let next: IteratorResult<Multipart>;
+    try {
+      next = await nextWithin(parts, TRAILING_PARTS_WAIT_MS);
+    } catch {
+      break;
     }
-    return hash === null ? null : parseChunkHash(hash);
+    if (next.done) break;
+    // The parser allows one file part, so a second one throws above and only fields come here.
+    const part = next.value;
+    if (part.type === 'field' && !fields.has(part.fieldname)) fields.set(part.fieldname, String(part.value));
   }
+  return fields;
 }
 
 /** The body's next part, or its end if none comes within `ms` (the rest is left unread). */
