@@ -8,7 +8,7 @@ import type { Caller } from '../auth/caller.repository.ts';
 import { cleanOriginalName } from './file-kind.ts';
 import { multipartParts } from './multipart-parts.ts';
 import { parseChunkHash, parseUploadFields } from './upload-fields.ts';
-import { assertUploadsOpen, dropStaged, finishStaged, receiveChunk, receiveWhole, stageWhole, type Staged } from './upload.service.ts';
+import { assertUploadsOpen, dropStaged, finishStaged, receiveChunk, stageWhole, type Staged } from './upload.service.ts';
 
 const ACCESS: RouteOptions = { access: 'user', apiKey: true };
 
@@ -33,8 +33,9 @@ export const TRAILING_PARTS_WAIT_MS = 2_000;
 /**
  * `files/upload` (spec §7, design §7). Multipart bodies are read part by part and the file part
  * is streamed straight into storage, never buffered. Text fields normally come first (our
- * client sends them so); when the file part comes first it is staged whole and placed once the
- * trailing fields are known — finalized in place for a whole file, copied once for a chunk.
+ * client sends them so); when no chunk fields come before the file part it is staged whole and
+ * placed once the trailing fields are known — finalized in place for a whole file, copied once
+ * for a chunk.
  * Bytes are only ever written for a known caller: a file part before any credential (no
  * `Authorization: Bearer`, no `token` field yet) is refused with 401.
  */
@@ -72,10 +73,20 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
   let result: UploadChunkResponse | UploadDoneResponse | null = null;
   let staged: Staged | null = null;
   let caller: Caller | null = request.caller;
+  /** The staged file's name came before its bytes: without chunk fields after them, a whole file. */
+  let namedFirst = false;
   try {
     const parts = multipartParts(request);
     for (;;) {
-      const next = await parts.next();
+      let next: IteratorResult<Multipart>;
+      try {
+        // A whole file named first is complete as far as the spec's fields go: the rest of its
+        // body is waited for as after a placed file, and garbage there changes nothing.
+        next = staged && namedFirst ? await nextWithin(parts, TRAILING_PARTS_WAIT_MS) : await parts.next();
+      } catch (error) {
+        if (staged && namedFirst) break;
+        throw error;
+      }
       if (next.done) break;
       const part = next.value;
       if (part.type === 'field') {
@@ -94,21 +105,20 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
       await assertUploadsOpen(deps);
       const parsed = parseUploadFields(fields);
       const name = cleanOriginalName(parsed.originalname ?? part.filename);
-      if (!parsed.chunk && parsed.originalname === null) {
-        // Neither chunk fields nor a name yet: they may follow the file part.
+      if (!parsed.chunk) {
+        // No chunk fields yet: they may follow the file part (design §7), so the bytes are
+        // staged and placed once the body has said what they are. Listed at once, a chunk whose
+        // fields came last was a whole file of its first 80 MB.
         staged = await stageWhole(deps, caller, name, part.file);
+        namedFirst = parsed.originalname !== null;
         continue;
       }
       // The rest of the body, read once: by receiveChunk before it records a chunk whose
       // chunkHash may follow its bytes (design §7 lets fields follow the file part), else here.
       let rest: Promise<Map<string, string>> | undefined;
       const restOfBody = () => (rest ??= fieldsAfterPlacedFile(parts));
-      if (parsed.chunk) {
-        const hashAfter = parsed.chunkHash === null ? async () => parseChunkHash((await restOfBody()).get(UPLOAD_FIELDS.chunkHash) ?? '') : undefined;
-        result = await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name, part.file, hashAfter);
-      } else {
-        result = await receiveWhole(deps, caller, name, part.file);
-      }
+      const hashAfter = parsed.chunkHash === null ? async () => parseChunkHash((await restOfBody()).get(UPLOAD_FIELDS.chunkHash) ?? '') : undefined;
+      result = await receiveChunk(deps, caller, { ...parsed, chunk: parsed.chunk }, name, part.file, hashAfter);
       await restOfBody();
       break;
     }
@@ -116,7 +126,7 @@ async function handleUpload(deps: Deps, request: FastifyRequest): Promise<Upload
       const parsed = parseUploadFields(fields);
       const name = parsed.originalname !== null ? cleanOriginalName(parsed.originalname) : undefined;
       if (!parsed.chunk) {
-        const done = await finishStaged(deps, caller, staged, name);
+        const done = await finishStaged(deps, caller, staged, { originalName: name, chunkHash: parsed.chunkHash });
         staged = null;
         return done;
       }

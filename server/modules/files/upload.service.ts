@@ -262,6 +262,8 @@ export async function receiveWhole(deps: Deps, caller: Caller, originalName: str
 export interface Staged {
   upload: UploadRow;
   size: number;
+  /** SHA-256 hex of the staged bytes, for a `chunkHash` sent with a whole file. */
+  sha256: string;
 }
 
 /** Streams a whole body into a fresh unfinished object, bounded by max_file_size. */
@@ -285,17 +287,22 @@ export async function stageWhole(deps: Deps, caller: Caller, originalName: strin
   };
   const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, { limit });
   if (outcome.error) {
-    await dropStaged(deps, { upload, size: 0 });
+    await dropStaged(deps, { upload, size: 0, sha256: '' });
     if (outcome.error instanceof HttpError) throw outcome.error;
     if (uncheckable.length > 0) throw uncheckable[0];
     throw storageFailure(outcome.error) ?? badRequest('The upload was interrupted before the whole file arrived.');
   }
-  return { upload, size: outcome.written };
+  return { upload, size: outcome.written, sha256: outcome.sha256 };
 }
 
-/** Lists a staged body as a file, under `originalName` when the request named it late. */
-export async function finishStaged(deps: Deps, caller: Caller, staged: Staged, originalName?: string): Promise<UploadDoneResponse> {
-  const upload = originalName ? { ...staged.upload, original_name: originalName } : staged.upload;
+/**
+ * Lists a staged body as a file, under `originalName` when the request named it late. A
+ * `chunkHash` sent with a whole file is checked as a chunk's is (design §7): a mismatch is 422
+ * `retry` and lists nothing (the caller drops what was staged).
+ */
+export async function finishStaged(deps: Deps, caller: Caller, staged: Staged, sent: { originalName?: string; chunkHash?: string | null } = {}): Promise<UploadDoneResponse> {
+  if (sent.chunkHash && sent.chunkHash !== staged.sha256) throw unprocessable('Chunk checksum mismatch', { retry: true });
+  const upload = sent.originalName ? { ...staged.upload, original_name: sent.originalName } : staged.upload;
   // The row is this request's own (a random id), so the claim cannot be lost.
   const done = await finishClaimed(deps, caller, upload, staged.size);
   if (!done) throw conflict('This upload is already being finished.');

@@ -262,6 +262,42 @@ describe.each(DIALECTS)('chunked uploads on %s (design §7)', (dialect) => {
     for (const f of listed.body.files as { url: string }[]) expect(sha256(await download(f.url))).toBe(sha256(data));
   });
 
+
+  it('places a file part named before its bytes as a chunk when the chunk fields follow it, and checks a chunkHash sent with a whole file', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const url = `${t.apiUrl}/api/v1/files/upload`;
+    const data = randomBytes(CHUNK + 300);
+    const uploadId = crypto.randomUUID();
+    const listed = async () => (await postJson(`${t.apiUrl}/api/v1/files/uploaded`, { token: user.token })).body.totalImages;
+    const late = (i: number) =>
+      sendMultipart(url, {
+        fields: { token: user.token, originalname: 'video.bin' },
+        file: { data: data.subarray(i * CHUNK, (i + 1) * CHUNK) },
+        fieldsAfter: { uploadId, totalChunks: 2, chunkIndex: i, fileSize: data.length },
+      });
+    // Chunk 0 of 2, not a whole file of its first bytes.
+    const first = await late(0);
+    expect(first.body).toEqual({ success: true, received: [0], totalChunks: 2 });
+    expect(await listed()).toBe(0);
+    const done = await late(1);
+    expect(done.status).toBe(200);
+    expect((await download(String(done.body.url))).equals(data)).toBe(true);
+    expect(await listed()).toBe(1);
+
+    // Design §7's chunkHash, sent with a whole file, is checked: a mismatch lists nothing.
+    const whole = randomBytes(500);
+    const wrong = await sendMultipart(url, { fields: { token: user.token, originalname: 'x.bin', chunkHash: sha256(randomBytes(8)) }, file: { data: whole } });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body).toEqual({ success: false, error: 'Chunk checksum mismatch', retry: true });
+    const trailing = await sendMultipart(url, { fields: { token: user.token, originalname: 'x.bin' }, file: { data: whole }, fieldsAfter: { chunkHash: sha256(randomBytes(8)) } });
+    expect(trailing.status).toBe(422);
+    expect(await listed()).toBe(1);
+    const right = await sendMultipart(url, { fields: { token: user.token, originalname: 'x.bin', chunkHash: sha256(whole) }, file: { data: whole } });
+    expect(right.status).toBe(200);
+    expect((await download(String(right.body.url))).equals(whole)).toBe(true);
+    expect(await listed()).toBe(2);
+  });
   it('keys an upload without uploadId on user + originalname + totalChunks (spec fields only)', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();
