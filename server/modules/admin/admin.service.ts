@@ -87,12 +87,19 @@ export async function changeRole(deps: Deps, caller: Caller, userId: string, new
   await updateRole(deps.db, userId, newRole);
 }
 
-/** Toggles the ban (spec §4). A ban ends every session at once; API keys stop because banned callers are refused. */
+/**
+ * Toggles the ban (spec §4). A ban ends every session at once (design §6); API keys stop because
+ * banned callers are refused. One transaction: a crash between the two would leave sessions that
+ * work again after the unban. A sign-in under way reads the ban where it makes its session
+ * (auth/caller.repository.ts createSessionIfPasswordIs), so none is made after the revocation.
+ */
 export async function toggleBan(deps: Deps, caller: Caller, userId: string): Promise<boolean> {
   const target = await requireActionableTarget(deps, caller, userId, 'ban');
   const banned = target.banned !== 1;
-  await setBanned(deps.db, userId, banned);
-  if (banned) await revokeUserSessions(deps.db, userId);
+  await deps.db.transaction().execute(async (trx) => {
+    await setBanned(trx, userId, banned);
+    if (banned) await revokeUserSessions(trx, userId);
+  });
   return banned;
 }
 

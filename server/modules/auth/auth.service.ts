@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.ts';
-import { HttpError, badRequest, conflict, notFound } from '../../http/errors.ts';
+import { HttpError, MESSAGES, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId, newSecret, nowSeconds } from '../../lib/ids.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../lib/passwords.ts';
 import { claimInvite, isClaimable } from '../invites/invites.repository.ts';
@@ -47,12 +47,15 @@ export async function login(deps: Deps, input: { username: string; password: str
   // An unknown name costs one hash check too, so timing does not tell which names exist.
   const ok = await verifyPassword(user?.password_hash ?? (await dummyPasswordHash()), input.password);
   if (!user || !ok) throw loginError(401, LOGIN_FAILED);
-  // The ban is told only to someone who knows the password.
-  if (user.banned === 1) throw loginError(403, 'Your account has been banned.');
-  // Changed while it was checked: the password given is no longer this account's.
-  const token = await createSessionIfPasswordIs(deps.db, deps.dialect, user.id, user.password_hash);
-  if (!token) throw loginError(401, LOGIN_FAILED);
-  return token;
+  // The password and the ban are read again where the session is made: either may have changed
+  // while the password was checked (design §6: a change or a ban ends the sessions there were).
+  const session = await createSessionIfPasswordIs(deps.db, deps.dialect, user.id, user.password_hash);
+  if ('refused' in session) {
+    // Changed meanwhile, the password given is no longer this account's; a ban is told only to
+    // someone who knows the password.
+    throw session.refused === 'password-changed' ? loginError(401, LOGIN_FAILED) : loginError(403, MESSAGES.banned);
+  }
+  return session.token;
 }
 
 /**

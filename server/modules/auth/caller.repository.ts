@@ -50,19 +50,32 @@ export async function createSession(db: Database, userId: string): Promise<strin
 }
 
 /**
- * A session for someone who just proved the password whose hash is `passwordHash`, or null when
- * it is no longer the account's: a password change (design §6 ends the other sessions) landing
- * between the check and this insert revoked every session there was, so a session made after it
- * with the old password would outlive it. PostgreSQL: the user's row is read `for share`, so a
- * change under way is waited for and then seen, and one that follows waits for this session to
- * exist before it revokes; SQLite runs one transaction at a time.
+ * A session for someone who just proved the password whose hash is `passwordHash`, or why not.
+ * `password-changed`: it is no longer the account's. A password change (design §6 ends the other
+ * sessions) landing between the check and this insert revoked every session there was, so a
+ * session made after it with the old password would outlive it. `banned`: a ban (design §6 ends
+ * every session) landed meanwhile, and a session made after its revocation would work again
+ * after the unban. PostgreSQL: the user's row is read `for share`, so a change or ban under way
+ * is waited for and then seen, and one that follows waits for this session to exist before it
+ * revokes; SQLite runs one transaction at a time.
  */
-export async function createSessionIfPasswordIs(db: Database, dialect: Dialect, userId: string, passwordHash: string): Promise<string | null> {
+export async function createSessionIfPasswordIs(
+  db: Database,
+  dialect: Dialect,
+  userId: string,
+  passwordHash: string,
+): Promise<{ token: string } | { refused: 'password-changed' | 'banned' }> {
   return db.transaction().execute(async (trx) => {
-    const q = trx.selectFrom('users').select('password_hash').where('id', '=', userId).where('removing_since', 'is', null);
+    const q = trx.selectFrom('users').select(['password_hash', 'banned']).where('id', '=', userId).where('removing_since', 'is', null);
     const row = await (dialect === 'postgres' ? q.forShare() : q).executeTakeFirst();
-    return row?.password_hash === passwordHash ? createSession(trx, userId) : null;
+    if (row?.password_hash !== passwordHash) return { refused: 'password-changed' };
+    if (row.banned === 1) return { refused: 'banned' };
+    return { token: await createSession(trx, userId) };
   });
+}
+
+export async function sessionExists(db: Database, sessionId: string): Promise<boolean> {
+  return (await db.selectFrom('sessions').select('id').where('id', '=', sessionId).executeTakeFirst()) !== undefined;
 }
 
 export async function revokeSession(db: Database, sessionId: string): Promise<void> {

@@ -40,17 +40,28 @@ export async function insertUser(db: Database, user: UserRow): Promise<void> {
     .execute();
 }
 
+/** Renames a live account: one being removed is acted on by nobody (liveUsers), so its rename counts 0 rows (a 404). */
 export async function updateUsername(db: Database, id: string, username: string): Promise<number> {
   const res = await db
     .updateTable('users')
     .set({ username, username_lower: username.toLowerCase() })
     .where('id', '=', id)
+    .where('removing_since', 'is', null)
     .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 
 export async function updatePasswordHash(db: Database, id: string, passwordHash: string): Promise<void> {
   await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+/**
+ * Sets the hash only where it is still `checked`, the one a password was just verified against
+ * (a compare-and-set); answers whether it did.
+ */
+export async function replacePasswordHash(db: Database, id: string, checked: string, passwordHash: string): Promise<boolean> {
+  const res = await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).where('password_hash', '=', checked).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 export async function updateRole(db: Database, id: string, role: string): Promise<void> {

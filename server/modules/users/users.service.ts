@@ -29,8 +29,9 @@ export async function renameUser(deps: Deps, id: string, newUsername: string): P
 }
 
 /**
- * Sets a password and ends the user's sessions (design §6), but `keepSessionId`: the caller
- * who changed their own password stays signed in on this device.
+ * Sets a password and ends the user's sessions (design §6), but `keepSessionId`: an admin who
+ * reset their own password stays signed in on this device. A user's own change compares and
+ * sets instead (account/account.service.ts).
  */
 export async function setPassword(deps: Deps, id: string, newPassword: string, keepSessionId: string | null): Promise<void> {
   const hash = await hashPassword(newPassword);

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newId, nowSeconds } from '../../../server/lib/ids.ts';
+import { markForRemoval } from '../../../server/modules/users/account-removals.ts';
 import { DIALECTS, createTestApp, type TestApp } from '../../helpers/test-app.ts';
 import { snapshot } from './fixtures.ts';
 
@@ -130,6 +131,16 @@ describe.each(DIALECTS)('admin calls on %s', (dialect) => {
     expect(taken.status).toBe(409);
     expect((await as('/api/v1/admin/update/username', { targetUserId: 'missing', newUsername: 'whoever' })).status).toBe(404);
     expect(other.username).toBe('Taken.Name');
+  });
+
+  it('update/username answers 404 for an account being removed, as every admin action does, and leaves its name', async () => {
+    t = await createTestApp(dialect);
+    const u = await t.createUser({ username: 'leaving_user' });
+    expect(await markForRemoval(t.deps.db, u.id)).toBe(true);
+    const res = await as('/api/v1/admin/update/username', { targetUserId: u.id, newUsername: 'renamed_ghost' });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ success: false, error: 'User not found.' });
+    expect(await t.deps.db.selectFrom('users').select('username').where('id', '=', u.id).executeTakeFirst()).toEqual({ username: 'leaving_user' });
   });
 
   it('update/userpass sets a new password and ends that user’s sessions', async () => {
