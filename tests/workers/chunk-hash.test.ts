@@ -1,7 +1,7 @@
 /// <reference types="node" />
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ChunkHasher } from '../../src/upload/store/chunk-hash.ts';
+import { CHUNKS_IN_MEMORY, ChunkHasher } from '../../src/upload/store/chunk-hash.ts';
 
 const sha256 = (data: Uint8Array) => crypto.createHash('sha256').update(data).digest('hex');
 
@@ -48,5 +48,38 @@ describe('ChunkHasher: the hash each chunk is sent with (design §9: chunkHash)'
     const pieces = [crypto.randomBytes(1000)];
     await expect(new ChunkHasher().hash(plainStreamBlob(pieces, 1500))).rejects.toThrow('changed while it was read');
     await expect(new ChunkHasher().hash(plainStreamBlob(pieces, 600))).rejects.toThrow('changed while it was read');
+  });
+});
+
+describe('ChunkHasher: chunks in memory at once', () => {
+  it(`reads at most ${CHUNKS_IN_MEMORY} chunks into memory at once however many copies hash together, each hash still right`, async () => {
+    // Ten files picked or shared at once start ten copies; each read holds a whole chunk (80 MB).
+    let open = 0;
+    let most = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slowBlob = (bytes: Uint8Array): Blob =>
+      ({
+        size: bytes.length,
+        stream: () => {
+          open++;
+          most = Math.max(most, open);
+          return new ReadableStream<Uint8Array>({
+            async start(controller) {
+              await gate;
+              controller.enqueue(bytes);
+              controller.close();
+              open--;
+            },
+          });
+        },
+      }) as unknown as Blob; // Only `size` and `stream()` are read.
+    const files = Array.from({ length: 6 }, () => crypto.randomBytes(50_000));
+    const hashes = Promise.all(files.map((bytes) => new ChunkHasher().hash(slowBlob(bytes))));
+    // Every copy has asked; only the lent buffers' reads have begun.
+    await expect.poll(() => open).toBe(CHUNKS_IN_MEMORY);
+    release();
+    expect(await hashes).toEqual(files.map(sha256));
+    expect(most).toBe(CHUNKS_IN_MEMORY);
   });
 });
