@@ -53,35 +53,73 @@ export const fetchTransport: Transport = {
 };
 
 /**
- * XMLHttpRequest exists in dedicated workers and, unlike fetch, reports upload progress,
- * which the queue shows while a chunk is on its way.
+ * How long a chunk's body may go without a byte leaving before its request is given up as a
+ * dead connection, to be resumed through files/upload/status like any cut request. A phone
+ * moving between networks can keep a connection that neither errors nor moves, which the kernel
+ * gives up on only once its retransmissions run out (some 15 minutes on Linux and Android): the
+ * row sat at the same percentage all that time. 30 s, as tus-js-client's stall detection and
+ * Uppy's XHR upload use. Once the body is out the answer is not timed: the server may be
+ * finishing the file, and status waits for it (design §7).
  */
-export const xhrTransport: Transport = {
-  postMultipart(request) {
-    return new Promise<HttpAnswer>((resolve, reject) => {
-      const xhr = new XMLHttpRequest();
-      xhr.open('POST', request.url);
-      xhr.responseType = 'text';
-      xhr.upload.onprogress = (event) => request.onProgress?.(event.loaded);
-      xhr.onload = () => {
-        let body: unknown = xhr.responseText;
-        try {
-          body = JSON.parse(xhr.responseText) as unknown;
-        } catch {
-          // a non-JSON answer (a proxy's error page) is kept as text
+export const STALLED_AFTER_MS = 30_000;
+
+export interface XhrOptions {
+  stalledAfterMs?: number;
+  /** The XMLHttpRequest to use; the context's own by default. */
+  Xhr?: typeof XMLHttpRequest;
+}
+
+/**
+ * XMLHttpRequest exists in dedicated workers and, unlike fetch, reports upload progress,
+ * which the queue shows while a chunk is on its way, and by which a stalled body is told.
+ */
+export function xhrTransportWith(options: XhrOptions = {}): Transport {
+  const stalledAfterMs = options.stalledAfterMs ?? STALLED_AFTER_MS;
+  return {
+    postMultipart(request) {
+      return new Promise<HttpAnswer>((resolve, reject) => {
+        const xhr = new (options.Xhr ?? XMLHttpRequest)();
+        let stall: ReturnType<typeof setTimeout> | undefined;
+        let stalled = false;
+        const watch = () => {
+          clearTimeout(stall);
+          stall = setTimeout(() => {
+            stalled = true;
+            xhr.abort();
+          }, stalledAfterMs);
+        };
+        xhr.open('POST', request.url);
+        xhr.responseType = 'text';
+        xhr.upload.onprogress = (event) => {
+          watch();
+          request.onProgress?.(event.loaded);
+        };
+        xhr.upload.onload = () => clearTimeout(stall);
+        xhr.onloadend = () => clearTimeout(stall);
+        xhr.onload = () => {
+          let body: unknown = xhr.responseText;
+          try {
+            body = JSON.parse(xhr.responseText) as unknown;
+          } catch {
+            // a non-JSON answer (a proxy's error page) is kept as text
+          }
+          resolve({ status: xhr.status, body, retryAfter: xhr.getResponseHeader('retry-after') });
+        };
+        xhr.onerror = () => reject(new TypeError('Network error'));
+        xhr.ontimeout = () => reject(new TypeError('Network timeout'));
+        // A stalled body is a network error (retried, resumed); the caller's own abort is not.
+        xhr.onabort = () => reject(stalled ? new TypeError('The connection stalled') : new DOMException('Aborted', 'AbortError'));
+        if (request.signal.aborted) {
+          reject(new DOMException('Aborted', 'AbortError'));
+          return;
         }
-        resolve({ status: xhr.status, body, retryAfter: xhr.getResponseHeader('retry-after') });
-      };
-      xhr.onerror = () => reject(new TypeError('Network error'));
-      xhr.ontimeout = () => reject(new TypeError('Network timeout'));
-      xhr.onabort = () => reject(new DOMException('Aborted', 'AbortError'));
-      if (request.signal.aborted) {
-        reject(new DOMException('Aborted', 'AbortError'));
-        return;
-      }
-      request.signal.addEventListener('abort', () => xhr.abort(), { once: true });
-      xhr.send(formOf(request));
-    });
-  },
-  postJson: fetchTransport.postJson,
-};
+        request.signal.addEventListener('abort', () => xhr.abort(), { once: true });
+        watch();
+        xhr.send(formOf(request));
+      });
+    },
+    postJson: fetchTransport.postJson,
+  };
+}
+
+export const xhrTransport: Transport = xhrTransportWith();
