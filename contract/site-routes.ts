@@ -33,3 +33,5 @@ export const SHARE_TARGET_PATH = '/share-target';
 export const SHARED_REDIRECT = '/dashboard?shared=1';
 /** Where a share goes whose files could not be kept: the app asks for them through the file picker (src/lib/pwa.ts). */
 export const SHARE_FAILED_REDIRECT = '/dashboard?shared=failed';
+/** Where a share goes that brought no file (only text or a link): the app says nothing was added (src/lib/pwa.ts). */
+export const SHARE_NONE_REDIRECT = '/dashboard?shared=none';

@@ -1,9 +1,8 @@
 import { Workbox } from 'workbox-window';
 import { getToken } from './token.ts';
 
-/** Where the service worker sends a share it could not store (src/sw/share-target.ts). */
-const SHARE_FAILED = 'failed';
 export const SHARE_FAILED_MESSAGE = 'The shared files could not be saved on this device. Please choose them with the file picker.';
+export const SHARE_NONE_MESSAGE = 'Nothing was shared: Stash takes files, and none came with the share. Choose them with the file picker.';
 const UPDATE_POLL_MS = 3000;
 
 /**
@@ -12,9 +11,8 @@ const UPDATE_POLL_MS = 3000;
  * reloads while the queue has work.
  */
 export function registerPwa(): void {
-  if (new URLSearchParams(window.location.search).get('shared') === SHARE_FAILED) {
-    void import('./notify.ts').then(({ notifyError }) => notifyError(SHARE_FAILED_MESSAGE));
-  }
+  const shareProblem = shareOutcomeMessage(window.location.search);
+  if (shareProblem) void import('./notify.ts').then(({ notifyError }) => notifyError(shareProblem));
   // The queue resumes without the user doing anything: start its worker now, not on the
   // dashboard. Only a signed-in visitor can have stored uploads, so a public page's first load
   // never downloads the uploader (issue 9: < 60 KiB of JavaScript for `/`).
@@ -33,6 +31,18 @@ export function registerPwa(): void {
   const workbox = new Workbox('/sw.js', { scope: '/' });
   workbox.addEventListener('waiting', () => showUpdatePrompt(workbox, hasWork));
   void workbox.register().catch((error: unknown) => console.error('Service worker registration failed', error));
+}
+
+/**
+ * What the page says after a share the service worker could not queue (src/sw/share-target.ts):
+ * `shared=failed`, nothing of it kept; `shared=none`, no file came with it. Null otherwise
+ * (`shared=1` is the dashboard's own banner).
+ */
+export function shareOutcomeMessage(search: string): string | null {
+  const shared = new URLSearchParams(search).get('shared');
+  if (shared === 'failed') return SHARE_FAILED_MESSAGE;
+  if (shared === 'none') return SHARE_NONE_MESSAGE;
+  return null;
 }
 
 async function loadUploader() {

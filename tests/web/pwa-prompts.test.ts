@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { showUpdatePrompt, type UpdateTarget } from '../../src/lib/pwa.ts';
+import * as Comlink from 'comlink';
+import { SHARE_FAILED_MESSAGE, SHARE_NONE_MESSAGE, shareOutcomeMessage, showUpdatePrompt, type UpdateTarget } from '../../src/lib/pwa.ts';
 import { newlyFinished } from '../../src/upload/finished-notice.ts';
-import { showFinishedNotification } from '../../src/upload/page/queue-client.ts';
+import { showFinishedNotification, UploadQueueClient } from '../../src/upload/page/queue-client.ts';
 import type { UploadItem } from '../../src/upload/uploader.ts';
 
 function item(id: string, state: UploadItem['state'], extra: Partial<UploadItem> = {}): UploadItem {
@@ -95,5 +96,89 @@ describe('the finished-upload notification (issue 5)', () => {
     vi.stubGlobal('Notification', { permission: 'denied' });
     await showFinishedNotification(item('a', 'done', { url: 'u' }));
     expect(showNotification).not.toHaveBeenCalled();
+  });
+});
+
+describe('the page after a share the service worker could not queue (src/sw/share-target.ts)', () => {
+  it('says nothing was saved, says no file came with the share, and says nothing of its own otherwise', () => {
+    expect(shareOutcomeMessage('?shared=failed')).toBe(SHARE_FAILED_MESSAGE);
+    expect(shareOutcomeMessage('?shared=none')).toMatch(/^Nothing was shared/);
+    expect(SHARE_NONE_MESSAGE).not.toMatch(/upload list/);
+    expect(shareOutcomeMessage('?shared=1')).toBeNull();
+    expect(shareOutcomeMessage('')).toBeNull();
+  });
+});
+
+describe('the page bridge to the upload worker (issue 5)', () => {
+  /**
+   * A stand-in for upload.worker.ts behind a real comlink channel. terminate() leaves the channel
+   * open, to record what the page still asks of a worker that no longer exists.
+   */
+  function fakeWorker() {
+    const { port1, port2 } = new MessageChannel();
+    const listeners = new Map<number, (items: UploadItem[]) => void>();
+    let terminated = false;
+    const afterTerminate: string[] = [];
+    const asked = (what: string) => void (terminated && afterTerminate.push(what));
+    let next = 1;
+    Comlink.expose(
+      {
+        init: async () => true,
+        setToken: async () => asked('setToken'),
+        list: async () => [],
+        wake: () => asked('wake'),
+        subscribe(listener: (items: UploadItem[]) => void) {
+          asked('subscribe');
+          listeners.set(next, listener);
+          return next++;
+        },
+        unsubscribe(id: number) {
+          asked('unsubscribe');
+          listeners.delete(id);
+        },
+      },
+      port2 as unknown as Comlink.Endpoint,
+    );
+    const worker = Object.assign(port1, { terminate: () => void (terminated = true) }) as unknown as Worker;
+    const emit = (items: UploadItem[]) => listeners.forEach((l) => void l(items));
+    return { worker, listeners, afterTerminate, emit, close: () => (port1.close(), port2.close()) };
+  }
+
+  it('keeps a mounted upload list live after Back from the back/forward cache, on the new worker', async () => {
+    const workers: ReturnType<typeof fakeWorker>[] = [];
+    const client = new UploadQueueClient(
+      () => {
+        workers.push(fakeWorker());
+        return workers.at(-1)!.worker;
+      },
+      () => {
+        throw new Error('the worker starts: no fallback');
+      },
+    );
+    const seen: string[] = [];
+    const unmount = client.subscribe((items) => seen.push(items.map((i) => `${i.name}:${i.state}`).join()));
+    try {
+      // The bridge's own watcher (notifications) and the list.
+      await vi.waitFor(() => expect(workers[0]?.listeners.size).toBe(2));
+      workers[0]!.emit([item('video', 'uploading')]);
+      await vi.waitFor(() => expect(seen).toContain('video.bin:uploading'));
+
+      // The user follows a link away and comes Back: the page is restored from the bfcache.
+      window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true }));
+      window.dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
+      await vi.waitFor(() => expect(workers[1]?.listeners.size).toBe(2), { timeout: 5000 });
+      // The new worker resumes the upload and finishes it: the mounted list hears it.
+      workers[1]!.emit([item('video', 'done', { url: 'https://files.example/v.mp4' })]);
+      await vi.waitFor(() => expect(seen).toContain('video.bin:done'));
+
+      // Unmounting leaves the new worker; the page asks nothing more of the terminated one.
+      window.dispatchEvent(new Event('online'));
+      unmount();
+      await vi.waitFor(() => expect(workers[1]!.listeners.size).toBe(1));
+      expect(workers[0]!.afterTerminate).toEqual([]);
+    } finally {
+      unmount();
+      for (const w of workers) w.close();
+    }
   });
 });

@@ -16,6 +16,14 @@ interface Ready {
   remote: Comlink.Remote<UploadWorkerApi>;
 }
 
+/** A mounted list (useUploads): what it was last told, and how to stop telling it. */
+interface View {
+  listener: (items: UploadItem[]) => void;
+  last: UploadItem[];
+  /** Ends its subscription to the current worker (or the fallback); null until subscribed. */
+  off: (() => void) | null;
+}
+
 /**
  * The page's side of the upload worker (style habit 8: one bridge creates it lazily). It hands
  * the worker what only the page has (the token in localStorage, online events, persist()),
@@ -23,12 +31,14 @@ interface Ready {
  */
 export class UploadQueueClient implements Uploader {
   private ready: Promise<Ready | null> | null = null;
+  /** Counts the workers started: a subscription made to one the page has since replaced is dropped. */
+  private generation = 0;
   private fallbackInstance: Uploader | null = null;
   private states = new Map<string, Pick<UploadItem, 'state' | 'persistent'>>();
   private sentToken: string | null = null;
   /** Cancels shown before the worker has confirmed them (issue 11 item 4: the row reacts at once). */
   private readonly cancelling = new Set<string>();
-  private readonly views = new Set<{ listener: (items: UploadItem[]) => void; last: UploadItem[] }>();
+  private readonly views = new Set<View>();
   private preparing = false;
 
   constructor(
@@ -37,41 +47,87 @@ export class UploadQueueClient implements Uploader {
   ) {}
 
   private start(): Promise<Ready | null> {
-    this.ready ??= (async () => {
-      try {
-        const worker = this.createWorker();
-        const remote = Comlink.wrap<UploadWorkerApi>(worker);
-        // Leaving the page: stop the chunk in flight now, not whenever the browser gets round
-        // to it, so the next page's status question gets a settled answer. Coming back from
-        // the back/forward cache starts a fresh worker.
-        const onPageHide = () => worker.terminate();
-        const onPageShow = (event: PageTransitionEvent) => {
-          if (!event.persisted) return;
-          window.removeEventListener('pagehide', onPageHide);
-          window.removeEventListener('pageshow', onPageShow);
-          this.ready = null;
-          void this.start();
-        };
-        window.addEventListener('pagehide', onPageHide);
-        window.addEventListener('pageshow', onPageShow);
-        const config = getRuntimeConfig();
-        this.sentToken = getToken();
-        await remote.init({ apiUrl: config.apiUrl, token: this.sentToken, chunkSize: config.chunkSize });
-        // The page hears these more reliably than the worker does.
-        window.addEventListener('online', () => void remote.wake());
-        window.addEventListener('storage', (event) => {
-          if (event.key === 'token') void remote.setToken(getToken());
-        });
-        navigator.serviceWorker?.addEventListener('message', (event: MessageEvent) => {
-          if (event.data === WAKE_MESSAGE) void remote.wake();
-        });
-        await remote.subscribe(Comlink.proxy((items: UploadItem[]) => this.watchFinished(items)));
-        return { remote };
-      } catch {
-        return null;
-      }
-    })();
+    this.ready ??= this.launch();
     return this.ready;
+  }
+
+  private async launch(): Promise<Ready | null> {
+    // What this worker's page listeners were: a worker replaced after the bfcache takes them along.
+    const listening: (() => void)[] = [];
+    const listen = (target: EventTarget | undefined, type: string, listener: (event: Event) => void) => {
+      target?.addEventListener(type, listener);
+      listening.push(() => target?.removeEventListener(type, listener));
+    };
+    const stopListening = () => listening.splice(0).forEach((off) => off());
+    let worker: Worker | null = null;
+    try {
+      worker = this.createWorker();
+      const remote = Comlink.wrap<UploadWorkerApi>(worker);
+      // Leaving the page: stop the chunk in flight now, not whenever the browser gets round
+      // to it, so the next page's status question gets a settled answer. Coming back from
+      // the back/forward cache starts a fresh worker, and the mounted lists follow it.
+      const dying = worker;
+      listen(window, 'pagehide', () => dying.terminate());
+      listen(window, 'pageshow', (event) => {
+        if (!(event as PageTransitionEvent).persisted) return;
+        stopListening();
+        this.restart();
+      });
+      const config = getRuntimeConfig();
+      this.sentToken = getToken();
+      await remote.init({ apiUrl: config.apiUrl, token: this.sentToken, chunkSize: config.chunkSize });
+      // The page hears these more reliably than the worker does.
+      listen(window, 'online', () => void remote.wake());
+      listen(window, 'storage', (event) => {
+        if ((event as StorageEvent).key === 'token') void remote.setToken(getToken());
+      });
+      listen(navigator.serviceWorker, 'message', (event) => {
+        if ((event as MessageEvent).data === WAKE_MESSAGE) void remote.wake();
+      });
+      await remote.subscribe(Comlink.proxy((items: UploadItem[]) => this.watchFinished(items)));
+      return { remote };
+    } catch {
+      // A worker that could not start is of no use: the fallback takes over for good, with no
+      // restart on pageshow.
+      stopListening();
+      worker?.terminate();
+      return null;
+    }
+  }
+
+  /**
+   * Back from the back/forward cache: the worker was terminated on pagehide. A new one resumes
+   * the queue, and every mounted list subscribes to it, or it would stay frozen on what the old
+   * worker said last until the screen remounts.
+   */
+  private restart(): void {
+    this.ready = null;
+    this.generation += 1;
+    void this.start(); // stored uploads resume on any page, with or without a list on screen
+    for (const view of this.views) {
+      view.off = null; // the terminated worker cannot answer an unsubscribe
+      void this.attach(view);
+    }
+  }
+
+  /** Subscribes a view to whatever the page has now: the worker, or the fallback. */
+  private async attach(view: View): Promise<void> {
+    const generation = this.generation;
+    const target = await this.target();
+    if (!this.views.has(view) || generation !== this.generation) return;
+    const deliver = (items: UploadItem[]) => {
+      view.last = items;
+      view.listener(this.withCancels(items));
+    };
+    if (!('remote' in target)) {
+      view.off = target.subscribe(deliver);
+      return;
+    }
+    const id = await target.remote.subscribe(Comlink.proxy(deliver));
+    if (generation !== this.generation) return; // that worker is gone; restart() subscribed the view again
+    const off = () => void target.remote.unsubscribe(id);
+    if (this.views.has(view)) view.off = off;
+    else off();
   }
 
   private async target(): Promise<Ready | Uploader> {
@@ -111,27 +167,13 @@ export class UploadQueueClient implements Uploader {
   }
 
   subscribe(listener: (items: UploadItem[]) => void): () => void {
-    let closed = false;
-    let off: (() => void) | null = null;
-    const view = { listener, last: [] as UploadItem[] };
+    const view: View = { listener, last: [], off: null };
     this.views.add(view);
-    const deliver = (items: UploadItem[]) => {
-      view.last = items;
-      listener(this.withCancels(items));
-    };
-    void this.target().then(async (target) => {
-      if (!('remote' in target)) {
-        off = target.subscribe(deliver);
-      } else {
-        const id = await target.remote.subscribe(Comlink.proxy(deliver));
-        off = () => void target.remote.unsubscribe(id);
-      }
-      if (closed) off();
-    });
+    void this.attach(view);
     return () => {
-      closed = true;
       this.views.delete(view);
-      off?.();
+      view.off?.();
+      view.off = null;
     };
   }
 

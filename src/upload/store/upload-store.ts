@@ -42,6 +42,12 @@ export class UploadStore {
     await this.db.put('uploads', record);
   }
 
+  /** Several uploads in one transaction: every one of them is queued, or none (a share). */
+  async putAll(records: UploadRecord[]): Promise<void> {
+    const tx = this.db.transaction('uploads', 'readwrite');
+    await Promise.all([...records.map((record) => tx.store.put(record)), tx.done]);
+  }
+
   /**
    * Read-modify-write in one transaction, so a pause from one tab and an acknowledgement
    * recorded by another never overwrite each other. Returns undefined when the upload is gone.
@@ -74,6 +80,12 @@ export class UploadStore {
   async chunkIndexes(uploadId: string): Promise<number[]> {
     const keys = await this.db.getAllKeysFromIndex('chunks', 'byUpload', uploadId);
     return keys.map((k) => k[1]).sort((a, b) => a - b);
+  }
+
+  /** Every upload id some chunk is stored for, whether or not its record is. */
+  async chunkOwners(): Promise<string[]> {
+    const keys = await this.db.getAllKeys('chunks');
+    return [...new Set(keys.map((k) => k[0]))];
   }
 
   /** Drops every chunk an upload still holds (it is done), keeping its record. */
