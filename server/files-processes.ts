@@ -3,10 +3,11 @@ import cluster, { type Worker } from 'node:cluster';
 /**
  * Issue 9, serving like a static server: one Node process answers small files on one core, while
  * nginx runs a worker per core. The files host keeps nothing another process must see — a name's
- * metadata never changes, and every answer checks the stored file still exists — so it can run as
- * FILES_PROCESSES processes sharing its port through node:cluster (the primary hands each new
- * connection to the next process). The primary keeps the other roles, the first start's bootstrap
- * and the background jobs.
+ * metadata never changes, every answer checks the stored file still exists, and a row that went
+ * while its bytes stay stops being trusted within TRUST_MS (files-host/file-meta-cache.ts) — so it
+ * can run as FILES_PROCESSES processes sharing its port through node:cluster (the primary hands
+ * each new connection to the next process). The primary keeps the other roles, the first start's
+ * bootstrap and the background jobs.
  */
 
 /** Set in a files process's environment: it serves the files host only and bootstraps nothing. */

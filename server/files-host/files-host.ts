@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { Deps } from '../deps.ts';
 import { ACTUAL_NAME_PATTERN } from '../modules/files/file-kind.ts';
 import { findFileByActualName } from '../modules/files/files.repository.ts';
+import { onFilesGone } from '../modules/files/files-gone.ts';
 import { contentDisposition, isActiveType, parseRange } from './http-headers.ts';
 import { accelTarget, registerMissingLocationGuard, signedAccelTarget, type HandOver } from './accel-redirect.ts';
 import { registerPreviewRoute } from './previews-route.ts';
@@ -21,19 +22,30 @@ const CSP = "default-src 'none'; img-src 'self'; media-src 'self'; style-src 'un
 /** Levels at which Fastify logs every request. */
 const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
 
-/** What the files host keeps between requests: the metadata cache and whether it is closing. */
+/** What the files host keeps between requests: the metadata cache, the rows being read, and whether it is closing. */
 export interface FilesHost {
   cache: FileMetaCache;
+  /** One read of a name's row at a time: the requests that come while it runs share it. */
+  reading: Map<string, Promise<FileMeta | undefined>>;
   closing: boolean;
 }
 
 export function createFilesHost(): FilesHost {
-  return { cache: new FileMetaCache(), closing: false };
+  return { cache: new FileMetaCache(), reading: new Map(), closing: false };
 }
 
 /** `GET`/`HEAD /<actual_name>` (design §8). */
 export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: FilesHost = createFilesHost()): Promise<void> {
-  const { cache } = host;
+  // A file deleted (or an account hidden) in this process is not served from memory a moment
+  // longer, even when its bytes stay; a read of its row under way then is not joined either.
+  const forget = onFilesGone(deps.db, (gone) => {
+    host.cache.forget(gone);
+    host.reading.clear();
+  });
+  app.addHook('onClose', (_app, done) => {
+    forget();
+    done();
+  });
   // From here on the fast path leaves every request to Fastify, which answers 503 while closing.
   app.addHook('preClose', (done) => {
     host.closing = true;
@@ -43,7 +55,7 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
     method: ['GET', 'HEAD'],
     url: '/:name',
     exposeHeadRoute: false,
-    handler: (request: FastifyRequest<{ Params: { name: string } }>, reply) => serveFile(deps, cache, request, reply),
+    handler: (request: FastifyRequest<{ Params: { name: string } }>, reply) => serveFile(deps, host, request, reply),
   });
   registerPreviewRoute(app, deps);
   const prefix = deps.config.filesAccelRedirect;
@@ -66,7 +78,9 @@ export async function registerFilesHost(app: FastifyInstance, deps: Deps, host: 
  * §8): from memory (a kept small body, `HEAD`, a 304, an empty file) or, on a store that reads
  * local files, streamed straight from disk (a Range as cheap as on a static server). The stored
  * object's existence is still checked on every request, so a delete by any process is seen at
- * once. Anything else (unknown or uncached names, 416, a query string, a body, a remote store,
+ * once; one whose bytes stay is seen at once in this process and within TRUST_MS in any other
+ * (file-meta-cache.ts: past it, the name goes to Fastify, which reads the row again). Anything
+ * else (unknown or uncached names, an entry past TRUST_MS, 416, a query string, a body, a remote store,
  * a stored file that cannot be opened right now, a server closing, an address past its rate
  * limit) returns false and goes to Fastify. Only installed when Fastify would add nothing to the
  * answer: no rate limits, or limits this process counts (`limiter`, ip-limiter.ts: the request is
@@ -165,9 +179,27 @@ function orNull<T>(look: () => T | null | undefined): T | null {
   }
 }
 
-async function lookUp(deps: Deps, cache: FileMetaCache, name: string): Promise<FileMeta | undefined> {
+/**
+ * The row's answer for `name`, cached. Requests that come while it is read share the read, so a
+ * popular name whose entry passed TRUST_MS costs one query, not one per request in flight.
+ */
+function lookUp(deps: Deps, host: FilesHost, name: string): Promise<FileMeta | undefined> {
+  const under = host.reading.get(name);
+  if (under) return under;
+  const read = readRow(deps, host.cache, name).finally(() => {
+    if (host.reading.get(name) === read) host.reading.delete(name);
+  });
+  host.reading.set(name, read);
+  return read;
+}
+
+async function readRow(deps: Deps, cache: FileMetaCache, name: string): Promise<FileMeta | undefined> {
+  const forgotten = cache.forgotten;
   const file = await findFileByActualName(deps.db, name);
-  if (!file) return undefined;
+  if (!file) {
+    cache.delete(name);
+    return undefined;
+  }
   const etag = `"${file.storage_key}"`;
   const active = isActiveType(file.mime_type);
   const headers = {
@@ -184,28 +216,32 @@ async function lookUp(deps: Deps, cache: FileMetaCache, name: string): Promise<F
   };
   const meta: FileMeta = {
     storageKey: file.storage_key,
+    owner: file.user_id,
     size: file.size,
     timeCreated: file.time_created,
     etag,
     headers,
     headers200: { ...headers, 'content-length': String(file.size) },
   };
-  cache.set(name, meta);
+  // A file that went in this process while its row was read may be this one: the row answers
+  // the requests that asked before, but is not kept for those after.
+  if (cache.forgotten === forgotten) cache.set(name, meta);
   return meta;
 }
 
-async function serveFile(deps: Deps, cache: FileMetaCache, request: FastifyRequest<{ Params: { name: string } }>, reply: FastifyReply) {
+async function serveFile(deps: Deps, host: FilesHost, request: FastifyRequest<{ Params: { name: string } }>, reply: FastifyReply) {
+  const { cache } = host;
   const name = request.params.name;
   // Not one of our names: answered without a database or disk lookup.
   if (!ACTUAL_NAME_PATTERN.test(name)) return notFound(reply);
   const cached = cache.get(name);
-  const meta = cached ?? (await lookUp(deps, cache, name));
+  const meta = cached ?? (await lookUp(deps, host, name));
   if (!meta) return notFound(reply);
   const answer = await answerFor(deps, cache, name, meta, request);
   if (answer === 'gone') {
     // Deleted since it was cached (here or by another process): ask the database once more.
     cache.delete(name);
-    const fresh = cached ? await lookUp(deps, cache, name) : undefined;
+    const fresh = cached ? await lookUp(deps, host, name) : undefined;
     const retry = fresh ? await answerFor(deps, cache, name, fresh, request) : 'gone';
     if (retry === 'gone') return notFound(reply);
     return send(reply, fresh!, retry);

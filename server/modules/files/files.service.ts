@@ -5,6 +5,7 @@ import { notFound } from '../../http/errors.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { ACTUAL_NAME_PATTERN } from './file-kind.ts';
 import { reclaimDoomedBytes } from './doomed-bytes.ts';
+import { filesGone } from './files-gone.ts';
 import { toFileRecord } from './file-record.ts';
 import { deleteFileRow, findFileByActualName, listFiles, siteTotals, userTotals } from './files.repository.ts';
 import type { FileFilters } from './file-filters.ts';
@@ -45,7 +46,8 @@ export function actualNameOf(filePath: string): string | null {
 /**
  * Deletes a file the caller owns, or any file when `anyOwner` (staff, design §6). Its row goes with
  * its keys listed for files/doomed-bytes.ts; a store that refuses the bytes now gets them again at
- * the next pass (jobs.ts), while the file is already gone from every list and from the files host.
+ * the next pass (jobs.ts), while the file is already gone from every list and from the files host:
+ * this process's at once (files-gone.ts), the others' within TRUST_MS (files-host/file-meta-cache.ts).
  */
 export async function deleteFile(deps: Deps, caller: Caller, filePath: string, anyOwner: boolean, log: FastifyBaseLogger): Promise<void> {
   const name = actualNameOf(filePath);
@@ -53,6 +55,7 @@ export async function deleteFile(deps: Deps, caller: Caller, filePath: string, a
   // Someone else's file answers exactly like a missing one: no hint that it exists.
   if (!row || (!anyOwner && row.user_id !== caller.id)) throw notFound('File not found.');
   if (await deleteFileRow(deps.db, row.id)) {
+    filesGone(deps.db, { names: [row.actual_name] });
     // Its previews go with it (issue 11 item 9); one being made right now is dropped by its maker.
     const pass = await reclaimDoomedBytes(deps, { keys: [row.storage_key] });
     if (pass.failed > 0) log.warn({ file: row.actual_name, reason: pass.firstError }, 'the store refused to delete a deleted file; it is tried again later');

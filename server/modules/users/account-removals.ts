@@ -4,6 +4,7 @@ import type { Storage } from '../../storage/storage.ts';
 import { PROCESS_HOLDER, releaseLease, renewLease, takeLease } from '../../job-lease.ts';
 import { nowSeconds } from '../../lib/ids.ts';
 import { reclaimDoomedBytes, reclaimInBackground } from '../files/doomed-bytes.ts';
+import { filesGone } from '../files/files-gone.ts';
 import { deleteUser } from './users.repository.ts';
 
 /**
@@ -127,15 +128,21 @@ export class AccountRemovals {
   }
 }
 
-/** Signs the account out everywhere and hides it (see AccountRemovals); false when it is gone or already marked. */
+/**
+ * Signs the account out everywhere and hides it (see AccountRemovals); false when it is gone or
+ * already marked. Its files leave this process's files host once committed (files-gone.ts): their
+ * bytes stay until the removal's batches reach them.
+ */
 export async function markForRemoval(db: Database, userId: string, now = nowSeconds()): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  const hidden = await db.transaction().execute(async (trx) => {
     const marked = await trx.updateTable('users').set({ removing_since: now }).where('id', '=', userId).where('removing_since', 'is', null).executeTakeFirst();
     if (Number(marked.numUpdatedRows) === 0) return false;
     await trx.deleteFrom('sessions').where('user_id', '=', userId).execute();
     await trx.deleteFrom('api_keys').where('user_id', '=', userId).execute();
     return true;
   });
+  if (hidden) filesGone(db, { owner: userId });
+  return hidden;
 }
 
 /** The account marked first, leaving out those whose removal failed in this run. */

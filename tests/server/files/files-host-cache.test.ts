@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
-import { FileMetaCache, type FileMeta } from '../../../server/files-host/file-meta-cache.ts';
+import { FileMetaCache, TRUST_MS, type FileMeta } from '../../../server/files-host/file-meta-cache.ts';
+import { markForRemoval } from '../../../server/modules/users/account-removals.ts';
+import { nowSeconds } from '../../../server/lib/ids.ts';
 
 /** Issue 9: the files host answers known names from memory, and never serves a deleted file. */
 describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
@@ -63,10 +65,87 @@ describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
     expect((await get(b.name, {}, 'HEAD')).status).toBe(404);
     expect((await get(b.name)).status).toBe(404);
   });
+
+  /** Served twice (the second from the cache, on the fast path), as HEAD too; its storage key. */
+  async function cached(name: string): Promise<{ key: string; etag: string }> {
+    for (let i = 0; i < 2; i += 1) expect((await get(name)).status).toBe(200);
+    const head = await get(name, {}, 'HEAD');
+    expect(head.status).toBe(200);
+    const row = await t.deps.db.selectFrom('files').select('storage_key').where('actual_name', '=', name).executeTakeFirstOrThrow();
+    return { key: row.storage_key, etag: head.headers.get('etag') ?? '' };
+  }
+
+  /** The store refuses to delete these keys' objects (unreachable for them): their bytes stay. */
+  function refuseDeletes(keys: string[]): void {
+    const real = t.deps.storage.delete.bind(t.deps.storage);
+    t.deps.storage.delete = async (key) => {
+      if (keys.includes(key)) throw new Error('the store is unreachable');
+      await real(key);
+    };
+  }
+
+  async function expectGone(name: string, etag: string): Promise<void> {
+    expect((await get(name)).status).toBe(404);
+    expect((await get(name)).status).toBe(404);
+    expect((await get(name, {}, 'HEAD')).status).toBe(404);
+    expect((await get(name, { range: 'bytes=0-9' })).status).toBe(404);
+    expect((await get(name, { 'if-none-match': etag })).status).toBe(404);
+  }
+
+  // The stored object outlives its row when the store refuses the delete (doomed-bytes.ts keeps
+  // it for the next pass): the existence check passed, and the cache answered 200 for a minute.
+  it.each([3000, 200_000])('answers 404 at once for a cached file of %i bytes deleted through the API while the store refuses to delete its bytes', async (size) => {
+    t = await createHttpTestApp(dialect);
+    const { user, name } = await upload(size);
+    const { key, etag } = await cached(name);
+    refuseDeletes([key]);
+    expect((await t.call('/api/v1/files/delete', { filePath: name }, { token: user.token })).status).toBe(200);
+    expect(await t.store.storedKeys()).toContain(key);
+    await expectGone(name, etag);
+  });
+
+  // An account marked for removal is hidden at once, its bytes deleted in batches after.
+  it.each([3000, 200_000])('answers 404 at once for the cached %i-byte files of an account an admin removes, while their bytes remain', async (size) => {
+    t = await createHttpTestApp(dialect);
+    // Marked only, as admin/set/remove does first: rows and bytes all still there.
+    const hidden = await upload(size);
+    const hiddenFile = await cached(hidden.name);
+    expect(await markForRemoval(t.deps.db, hidden.user.id)).toBe(true);
+    expect(await t.store.storedKeys()).toContain(hiddenFile.key);
+    await expectGone(hidden.name, hiddenFile.etag);
+
+    // Removed through the API, the store refusing the file's bytes: the rows go, the bytes stay.
+    const removed = await upload(size);
+    const removedFile = await cached(removed.name);
+    refuseDeletes([removedFile.key]);
+    const res = await t.call('/api/v1/admin/set/remove', { userId: removed.user.id }, { token: t.admin.token });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(await t.store.storedKeys()).toContain(removedFile.key);
+    await expectGone(removed.name, removedFile.etag);
+  });
+
+  // Another process's delete or removal is not told to this one: its entries stop answering
+  // without their rows read again after TRUST_MS, never a minute.
+  it('stops serving a cached file within TRUST_MS once another process deleted its row or hid its account, its bytes still stored', async () => {
+    t = await createHttpTestApp(dialect);
+    const deleted = await upload(3000);
+    const hidden = await upload(200_000);
+    const files = [await cached(deleted.name), await cached(hidden.name)];
+    // What another process's database writes look like from here: no word to this process.
+    const since = Date.now();
+    await t.deps.db.deleteFrom('files').where('actual_name', '=', deleted.name).execute();
+    await t.deps.db.updateTable('users').set({ removing_since: nowSeconds() }).where('id', '=', hidden.user.id).execute();
+    for (const f of files) expect(await t.store.storedKeys()).toContain(f.key);
+    const statuses = async () => [(await get(deleted.name)).status, (await get(hidden.name)).status, (await get(hidden.name, {}, 'HEAD')).status];
+    await expect.poll(statuses, { timeout: TRUST_MS + 3_000, interval: 100 }).toEqual([404, 404, 404]);
+    expect(Date.now() - since).toBeLessThan(TRUST_MS + 3_000);
+    await expectGone(deleted.name, files[0]!.etag);
+    await expectGone(hidden.name, files[1]!.etag);
+  });
 });
 
 describe('FileMetaCache', () => {
-  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {}, headers200: {} });
+  const meta = (key: string, owner = 'u'): FileMeta => ({ storageKey: key, owner, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {}, headers200: {} });
 
   it('keeps at most its capacity, dropping the least recently used first', () => {
     const cache = new FileMetaCache(2);
@@ -78,6 +157,43 @@ describe('FileMetaCache', () => {
     expect(cache.get('b')).toBeUndefined();
     expect(cache.get('a')?.storageKey).toBe('a');
     expect(cache.get('c')?.storageKey).toBe('c');
+  });
+
+  it('stops answering with an entry past TRUST_MS until its row is read again, its bytes kept for the same object', () => {
+    let now = 0;
+    const cache = new FileMetaCache(10, 60_000, () => now);
+    cache.set('a', meta('a'));
+    cache.keepBody('a', Buffer.alloc(10));
+    now = TRUST_MS - 1;
+    expect(cache.get('a')?.body?.length).toBe(10);
+    now = TRUST_MS;
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.keptBodyBytes).toBe(10);
+    // The row read again names the same object: trusted anew, with the bytes already kept.
+    cache.set('a', meta('a'));
+    expect(cache.get('a')?.body?.length).toBe(10);
+    expect(cache.keptBodyBytes).toBe(10);
+    // Another object under the name (never happens, design §8): its bytes are not the kept ones.
+    now = 2 * TRUST_MS;
+    cache.set('a', meta('other'));
+    expect(cache.get('a')?.body).toBeUndefined();
+    expect(cache.keptBodyBytes).toBe(0);
+  });
+
+  it('forgets files that went in this process, by name or by owner, and counts each time', () => {
+    const cache = new FileMetaCache();
+    cache.set('a', meta('a', 'alice'));
+    cache.set('b', meta('b', 'bob'));
+    cache.set('c', meta('c', 'bob'));
+    cache.keepBody('b', Buffer.alloc(10));
+    const before = cache.forgotten;
+    cache.forget({ names: ['a'] });
+    expect(cache.get('a')).toBeUndefined();
+    cache.forget({ owner: 'bob' });
+    expect([cache.get('b'), cache.get('c')]).toEqual([undefined, undefined]);
+    expect(cache.size).toBe(0);
+    expect(cache.keptBodyBytes).toBe(0);
+    expect(cache.forgotten).toBe(before + 2);
   });
 
   it('forgets an entry after its lifetime', () => {
@@ -137,7 +253,7 @@ describe.each(DIALECTS)('small files on %s', (dialect) => {
 });
 
 describe('FileMetaCache bodies', () => {
-  const meta = (key: string): FileMeta => ({ storageKey: key, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {}, headers200: {} });
+  const meta = (key: string, owner = 'u'): FileMeta => ({ storageKey: key, owner, size: 1, timeCreated: 0, etag: `"${key}"`, headers: {}, headers200: {} });
 
   it('keeps bodies only within its byte budget and frees them with their entry', () => {
     const cache = new FileMetaCache(10, 60_000, Date.now, 100);

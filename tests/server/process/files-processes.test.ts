@@ -5,7 +5,9 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TRUST_MS } from '../../../server/files-host/file-meta-cache.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { childPids, filesProcessPids, serverEnv, spawnServer, waitForFilesProcesses, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
 import { postJson, sendMultipart } from '../../helpers/upload.ts';
@@ -13,7 +15,8 @@ import { postJson, sendMultipart } from '../../helpers/upload.ts';
 /**
  * Issue 9: FILES_PROCESSES runs the files host as several processes on its one port
  * (server/files-processes.ts). What an operator and a visitor would notice: every process
- * serves, a delete is seen on every connection at once, a process that dies is replaced,
+ * serves, a delete is seen on every connection at once (within TRUST_MS when its bytes stay and
+ * another process deleted it), a process that dies is replaced,
  * SIGTERM leaves nothing running, and a files host that cannot start stops the start.
  */
 interface Running extends ServerProcess {
@@ -124,6 +127,44 @@ describe('FILES_PROCESSES (issue 9: the files host on every core)', () => {
     const deleted = await postJson(`${origin(r.ports.api)}/api/v1/files/delete`, { token, filePath: name });
     expect(deleted.status).toBe(200);
     for (const a of await ask()) expect(a.status).toBe(404);
+    agent.destroy();
+  }, 90_000);
+
+  // A row that goes while its bytes stay (a delete the store refused, an account hidden for
+  // removal) is not seen by the store check; the files processes are told nothing by whoever
+  // wrote it, and each had cached the file: within TRUST_MS they read its row again.
+  it('stops serving, on every files process, a cached file whose row another process deleted or whose account it hid, its bytes still stored', async () => {
+    const r = await start({ FILES_PROCESSES: '2' });
+    await allListening(r);
+    const token = await signIn(origin(r.ports.api));
+    const names: string[] = [];
+    for (const size of [4096, 200_000]) {
+      const up = await sendMultipart(`${origin(r.ports.api)}/api/v1/files/upload`, { fields: { token, originalname: 'kept.bin' }, file: { data: crypto.randomBytes(size), filename: 'kept.bin' } });
+      expect(up.status, JSON.stringify(up.body)).toBe(200);
+      names.push(String(up.body.url).split('/').pop() ?? '');
+    }
+    const [deleted, hidden] = names as [string, string];
+    // Eight kept-alive connections reach both processes; each asks twice, the second from its cache.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const ask = async (name: string) => (await Promise.all(Array.from({ length: 8 }, () => get(agent, `${origin(r.ports.files)}/${name}`)))).map((a) => a.status);
+    for (let i = 0; i < 2; i += 1) for (const name of names) expect(await ask(name)).toEqual(Array(8).fill(200));
+
+    // Another process's writes, straight to the database: its rows, not its bytes.
+    const db = new SQLite(path.join(r.dataDir, 'stash.db'));
+    db.pragma('busy_timeout = 5000');
+    try {
+      db.prepare('delete from files where actual_name = ?').run(deleted);
+      db.prepare('update users set removing_since = ? where username = ?').run(Math.floor(Date.now() / 1000), 'boss');
+    } finally {
+      db.close();
+    }
+    const since = Date.now();
+    const stored = () => fs.readdirSync(path.join(r.dataDir, 'storage', 'files'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length;
+    expect(stored()).toBe(2);
+    await expect.poll(async () => [...(await ask(deleted)), ...(await ask(hidden))], { timeout: TRUST_MS + 3_000, interval: 100 }).toEqual(Array(16).fill(404));
+    expect(Date.now() - since).toBeLessThan(TRUST_MS + 3_000);
+    // The bytes were never touched: the 404s came from the rows.
+    expect(stored()).toBe(2);
     agent.destroy();
   }, 90_000);
 
