@@ -33,6 +33,12 @@ export interface UploadItem {
   /** Set when state is 'done': the share link on the files host. */
   url?: string;
   /**
+   * Why an upload is not moving while it is retried (the server's words: uploads switched off,
+   * maintenance, out of disk, too many unfinished uploads), cleared once a chunk is accepted;
+   * or, on a done upload, that a cancel came too late and the file could not be deleted.
+   */
+  notice?: string;
+  /**
    * The server refused the session this upload was sent with (401: signed out elsewhere, the
    * password changed, expired): it waits, every byte sent kept, until its owner signs in again.
    */

@@ -132,6 +132,30 @@ describe('dashboard (spec §2, §4)', () => {
     expect(localStorage.getItem('token')).toBeNull();
   });
 
+  it("says why an upload retried by itself is waiting, in the server's words", async () => {
+    routeCalls(apiCall, handlers());
+    renderApp('/dashboard');
+    await screen.findByText('Maximum file size: 2.00 GB');
+    // Uploads switched off (503): the row used to say "Uploading · 0%" for as long as it lasted.
+    uploader.push([item({ notice: 'Uploading is currently disabled.' })]);
+    expect(await screen.findByText(/Waiting to try again/)).toBeInTheDocument();
+    expect(screen.getByRole('status')).toHaveTextContent('Error: Uploading is currently disabled.');
+    // A chunk accepted again: the reason goes.
+    uploader.push([item({ ackedBytes: 500 })]);
+    expect(await screen.findByText(/Uploading · 50%/)).toBeInTheDocument();
+    expect(screen.queryByText(/Uploading is currently disabled/)).toBeNull();
+  });
+
+  it('says when a cancel came too late and the file stays online, with its link', async () => {
+    routeCalls(apiCall, handlers());
+    renderApp('/dashboard');
+    await screen.findByText('Maximum file size: 2.00 GB');
+    const notice = 'Too late to cancel: the file was already uploaded and could not be deleted. Delete it from your files.';
+    uploader.push([item({ state: 'done', ackedBytes: 1000, url: 'http://internal/cat1.png', notice })]);
+    expect(await screen.findByRole('alert')).toHaveTextContent(notice);
+    expect(screen.getByRole('link', { name: 'http://files.test/cat1.png' })).toBeInTheDocument();
+  });
+
   it("shows an upload's failure and offers a retry", async () => {
     routeCalls(apiCall, handlers());
     renderApp('/dashboard');

@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../src/upload/queue/backoff.ts';
 import { classifyAnswer, parseRetryAfter } from '../../src/upload/queue/classify.ts';
 import { acknowledgedBytes, planResume } from '../../src/upload/queue/resume-plan.ts';
+import { sendUpload } from '../../src/upload/queue/sender.ts';
+import type { ChunkSource } from '../../src/upload/queue/chunk-source.ts';
+import type { Transport } from '../../src/upload/queue/transport.ts';
+import type { UploadRecord } from '../../src/upload/store/schema.ts';
 
 const answer = (status: number, body: unknown, retryAfter: string | null = null) => ({ status, body, retryAfter });
 
@@ -46,5 +50,54 @@ describe('retry rules (issue 5)', () => {
     expect(planResume(3, 250, 100, { received: [0, 1, 2], partial: null })).toEqual([]);
     // Every byte of chunk 1 kept, its request cut before its end: only the end is sent.
     expect(planResume(3, 250, 100, { received: [0], partial: { chunkIndex: 1, bytes: 100 } })[0]).toEqual({ index: 1, offset: 100 });
+  });
+});
+
+describe('a finish cut short (design §7, finish-upload.ts)', () => {
+  function job(answers: { url?: string }[]) {
+    const released: number[] = [];
+    const sent: string[] = [];
+    let progressed = 0;
+    const record = { id: 'u1', name: 'a.txt', size: 250, chunkSize: 100, totalChunks: 3, state: 'uploading' } as UploadRecord;
+    const source: ChunkSource = {
+      read: async (index) => ({ data: new Blob([new Uint8Array(index === 2 ? 50 : 100)]), hash: `h${index}` }),
+      release: async (index) => void released.push(index),
+    };
+    const transport: Transport = {
+      // status: every chunk received, no link.
+      postJson: async () => ({ status: 200, body: { success: true, totalChunks: 3, received: [0, 1, 2], partial: null }, retryAfter: null }),
+      postMultipart: async (req) => {
+        sent.push(Object.fromEntries(req.fields).chunkIndex!);
+        const url = answers.shift()?.url;
+        return { status: 200, body: url ? { success: true, url, file: {} } : { success: true, received: [0, 1, 2], totalChunks: 3 }, retryAfter: null };
+      },
+    };
+    const send = sendUpload({
+      transport,
+      apiUrl: 'http://api.test',
+      token: 'tok',
+      record,
+      source,
+      signal: new AbortController().signal,
+      current: async () => record,
+      acknowledged: async () => undefined,
+      onSent: () => undefined,
+      onProgress: () => void (progressed += 1),
+    });
+    return { send, released, sent, progressed: () => progressed };
+  }
+
+  it('sends the last chunk again in full, and keeps its copy until a link arrives', async () => {
+    const finished = job([{ url: 'http://files.test/x.txt' }]);
+    await finished.send;
+    expect(finished.sent).toEqual(['2']);
+    expect(finished.released).toEqual([0, 1, 2]);
+
+    // Another request is still listing the file: no link, nothing released, and no progress (backoff grows).
+    const listing = job([{}]);
+    await expect(listing.send).rejects.toThrow('Waiting for the server to finish the file');
+    expect(listing.sent).toEqual(['2']);
+    expect(listing.released).toEqual([0, 1]);
+    expect(listing.progressed()).toBe(0);
   });
 });

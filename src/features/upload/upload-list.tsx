@@ -24,8 +24,12 @@ const STATE_TEXT: Record<ShownState, string> = {
   cancelled: 'Cancelled',
 };
 
+/** Retried by itself, with the server's reason (uploads switched off, maintenance, out of disk…). */
+const isRetrying = (item: UploadItem) => item.state === 'uploading' && item.notice !== undefined;
+
 function stateText(item: UploadItem): string {
   if (item.signInAgain) return 'Waiting for you to sign in again';
+  if (isRetrying(item)) return 'Waiting to try again';
   // Issue 11 item 2: while the copy into browser storage runs, say how much of it is saved.
   if (item.state === 'preparing') return `Preparing: ${formatFileSize(item.savedBytes ?? 0)} saved on this device`;
   return STATE_TEXT[item.state];
@@ -132,6 +136,16 @@ export function UploadList({ items, uploader, pictureOf }: Props) {
               {item.state === 'failed' && (
                 <p className="field-error" role="alert">
                   {item.error ?? 'Error uploading file'}
+                </p>
+              )}
+              {isRetrying(item) && (
+                <p className="hint upload-notice" role="status">
+                  Error: {item.notice}
+                </p>
+              )}
+              {item.state === 'done' && item.notice && (
+                <p className="field-error" role="alert">
+                  {item.notice}
                 </p>
               )}
               {item.state === 'interrupted' && <p className="hint">Choose the same file again to continue where the upload stopped.</p>}

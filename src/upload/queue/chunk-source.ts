@@ -1,5 +1,5 @@
 import type { UploadStore } from '../store/upload-store.ts';
-import { chunkOf } from '../store/write-chunks.ts';
+import { chunkOf, FileUnreadable } from '../store/write-chunks.ts';
 import { ChunkHasher } from '../store/chunk-hash.ts';
 import type { LockManagerLike } from './environment.ts';
 
@@ -79,7 +79,10 @@ export function fileSource(file: Blob, chunkSize: number): ChunkSource {
       let hash = hashes.get(index);
       if (hash === undefined) {
         // A hasher of its own per read: this source lives as long as its upload, its buffer should not.
-        hash = await new ChunkHasher().hash(data);
+        hash = await new ChunkHasher().hash(data).catch((error: unknown) => {
+          // Changed or deleted on disk since it was picked: no retry can read it (NotReadableError).
+          throw new SourceLost(new FileUnreadable(error).message);
+        });
         hashes.set(index, hash);
       }
       return { data, hash };

@@ -1,6 +1,6 @@
 import type { UploadStore } from '../store/upload-store.ts';
 import type { UploadRecord } from '../store/schema.ts';
-import { chunkOf, writeFileChunks } from '../store/write-chunks.ts';
+import { chunkOf, FileUnreadable, writeFileChunks } from '../store/write-chunks.ts';
 import { fingerprintOf, sameFile } from '../store/fingerprint.ts';
 import { sendLockName, writeLockName, writerAlive, type ChunkBytes } from './chunk-source.ts';
 import { isSendable } from './records.ts';
@@ -126,8 +126,11 @@ export class LocalCopy {
             );
             // Finished from the File before the copy ended: what the copy stored is not needed.
             if ((await this.deps.store.get(id))?.state === 'done') await this.deps.store.removeChunks(id);
-          } catch {
-            await this.takeIntoMemory(record, file);
+          } catch (error) {
+            // Only storage gives out here (quota, a failing disk): a File that can no longer be
+            // read would fail from memory too, and never was "storage is short".
+            if (error instanceof FileUnreadable) await this.unreadable(record.id, error.message);
+            else await this.takeIntoMemory(record, file);
           } finally {
             if (this.running.get(id) === copy) this.running.delete(id);
           }
@@ -135,6 +138,12 @@ export class LocalCopy {
         .finally(() => this.writers.delete(writer));
       this.writers.add(writer);
     });
+  }
+
+  /** Fails the upload, still under its write lock, so no sender takes it for an interrupted copy meanwhile. */
+  private async unreadable(id: string, message: string): Promise<void> {
+    await this.deps.store.update(id, (r) => (isSendable(r) ? { ...r, state: 'failed', error: message } : r)).catch(() => undefined);
+    this.deps.changed();
   }
 
   /**

@@ -3,6 +3,8 @@ import type { UploadItem } from '../uploader.ts';
 
 /** Issue 11 item 4: how long a cancelled upload can be brought back. */
 export const CANCEL_UNDO_MS = 5000;
+/** A cancel that reached the server after the file was listed, and whose delete was refused. */
+export const CANCELLED_TOO_LATE = 'Too late to cancel: the file was already uploaded and could not be deleted. Delete it from your files.';
 
 /** Still to be sent by someone (not paused, finished, interrupted, cancelled or being handed over). */
 export function isSendable(record: UploadRecord): boolean {
@@ -26,6 +28,7 @@ export function toItem(record: UploadRecord, persistent: boolean): UploadItem {
     ...(isPreparing ? { savedBytes: Math.min(record.size, record.chunksWritten * record.chunkSize) } : {}),
     ...(record.error !== undefined ? { error: record.error } : {}),
     ...(record.url !== undefined ? { url: record.url } : {}),
+    ...(record.notice !== undefined ? { notice: record.notice } : {}),
     persistent,
     createdAt: record.createdAt,
   };

@@ -37,6 +37,8 @@ export async function runUpload(id: string, source: ChunkSource, signal: AbortSi
   const setState = (state: 'offline' | 'waiting' | 'uploading' | 'interrupted') => book.update(id, (r) => (isSendable(r) ? { ...r, state } : r));
   let failures = 0;
   let checksumFailures = 0;
+  /** Whether the record may carry a retry's reason (UploadItem.notice), cleared once a chunk is accepted. */
+  let noticed = (await book.get(id))?.notice !== undefined;
   while (!signal.aborted) {
     const record = await book.get(id);
     const auth = await deps.auth();
@@ -64,8 +66,11 @@ export async function runUpload(id: string, source: ChunkSource, signal: AbortSi
         current: () => book.get(id),
         acknowledged: (bytes, url) => deps.acknowledged(id, bytes, url),
         onSent: (sent) => deps.progress.sent(id, sent),
-        onProgress: () => {
+        onProgress: async () => {
           failures = 0;
+          if (!noticed) return;
+          noticed = false;
+          await book.update(id, ({ notice: _notice, ...rest }) => rest);
         },
       });
       return;
@@ -90,8 +95,14 @@ export async function runUpload(id: string, source: ChunkSource, signal: AbortSi
         return;
       }
       const online = deps.network.isOnline();
-      await setState(online ? 'uploading' : 'offline');
-      if (!online) continue;
+      if (!online) {
+        await setState('offline');
+        continue;
+      }
+      // The server's words (uploads switched off, maintenance, out of disk, too many unfinished
+      // uploads) are what the row shows while it waits to try again (spec §8: they are shown).
+      noticed = true;
+      await book.update(id, (r) => (isSendable(r) ? { ...r, state: 'uploading', notice: retry.message } : r));
       const delay = retry.retryAfterMs ?? backoffDelay(failures, deps.backoff ?? DEFAULT_BACKOFF, deps.random);
       failures += 1;
       await deps.wakeups.sleep(delay, signal);

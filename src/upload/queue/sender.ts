@@ -34,8 +34,8 @@ export interface SendJob {
   acknowledged(bytes: number, url?: string): Promise<void>;
   /** Bytes of the request in flight sent so far (shown, never counted as done). */
   onSent(sent: number): void;
-  /** A chunk was accepted: backoff starts again from the beginning. */
-  onProgress(): void;
+  /** A chunk was accepted: backoff starts again from the beginning, and a retry's reason goes. */
+  onProgress(): void | Promise<void>;
 }
 
 function check(answer: Awaited<ReturnType<Transport['postJson']>>) {
@@ -73,9 +73,16 @@ export async function sendUpload(job: SendJob): Promise<void> {
     return;
   }
   await job.acknowledged(acknowledgedBytes(totalChunks, size, chunkSize, progress));
-  for (const index of progress.received) await source.release(index).catch(() => undefined);
+  const last = totalChunks - 1;
+  // The last chunk's copy stays until a link arrives: it is what finishes the upload.
+  for (const index of progress.received) if (index !== last) await source.release(index).catch(() => undefined);
+  const steps = planResume(totalChunks, size, chunkSize, progress);
+  // Every chunk is stored but nothing is listed: a finish cut short (a store outage, a restart
+  // while listing). The last chunk sent again in full is what takes it up on the server
+  // (finish-upload.ts; design §7: a chunk sent twice is harmless).
+  if (steps.length === 0) steps.push({ index: last, offset: 0 });
 
-  for (const step of planResume(totalChunks, size, chunkSize, progress)) {
+  for (const step of steps) {
     const current = await job.current();
     if (!current || !isSendable(current)) throw new DOMException('Stopped', 'AbortError');
     const chunk = await source.read(step.index, signal);
@@ -101,15 +108,18 @@ export async function sendUpload(job: SendJob): Promise<void> {
       onProgress: job.onSent,
     });
     const body = check(answer);
-    await source.release(step.index).catch(() => undefined);
-    job.onProgress();
     const url = typeof body.url === 'string' ? body.url : undefined;
+    if (step.index !== last || url !== undefined) await source.release(step.index).catch(() => undefined);
+    // A last chunk sent again that finished nothing (another request is listing the file) is no
+    // progress: backoff keeps growing rather than sending it again at once.
+    if (url !== undefined || !progress.received.includes(step.index)) await job.onProgress();
     if (url !== undefined) {
       await job.acknowledged(size, url);
       return;
     }
     await job.acknowledged(Math.min(size, (step.index + 1) * chunkSize));
   }
-  // Every chunk answered but no link: the server lost some of them; look again.
-  throw new RetryLater('The server is missing part of the file');
+  // Every chunk answered but no link: another request is finishing the file, or the server lost
+  // part of it; status says which on the next attempt.
+  throw new RetryLater('Waiting for the server to finish the file');
 }

@@ -10,8 +10,9 @@ import { LocalCopy } from './local-copy.ts';
 import { ownedBy, type QueueAuth } from './owner.ts';
 import { ProgressView } from './progress.ts';
 import { RecordBook } from './record-book.ts';
-import { CANCEL_UNDO_MS, isSendable, toItem } from './records.ts';
+import { CANCEL_UNDO_MS, CANCELLED_TOO_LATE, isSendable, toItem } from './records.ts';
 import { CancelTimers } from './cancel-timers.ts';
+import { cancelOnServer } from './cancel-upload.ts';
 import { runUpload, type RunDeps } from './run-upload.ts';
 import { hasRoomFor } from './storage-room.ts';
 import type { Transport } from './transport.ts';
@@ -75,6 +76,8 @@ export class UploadQueue {
   private readonly loops: Promise<void>[] = [];
   private readonly copy: LocalCopy | null;
   private readonly runDeps: RunDeps;
+  /** Cancelled uploads whose undo window ended, being dropped on the server: no longer shown nor undone. */
+  private readonly dropping = new Set<string>();
 
   constructor(private readonly deps: QueueDeps) {
     this.wakeups = new Wakeups(deps.pollMs ?? 2000);
@@ -144,7 +147,7 @@ export class UploadQueue {
     // A session the server refused: what waits for it waits for a sign-in, which the page asks for.
     const refused = auth.token !== null && auth.token === this.runDeps.refused.token;
     const items = (await this.book.all())
-      .filter(({ record }) => ownedBy(record, auth))
+      .filter(({ record }) => ownedBy(record, auth) && !this.dropping.has(record.id))
       .map(({ record, persistent }) => this.progress.apply(toItem(record, persistent)))
       .map((item) => (refused && item.state === 'waiting' ? { ...item, signInAgain: true } : item));
     return items.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
@@ -214,6 +217,7 @@ export class UploadQueue {
   }
 
   async undoCancel(id: string): Promise<void> {
+    if (this.dropping.has(id)) return;
     this.cancels.clear(id);
     await this.book.update(id, (r) => {
       if (r.state !== 'cancelled') return r;
@@ -265,17 +269,57 @@ export class UploadQueue {
     for (const { record } of await this.book.all()) if (record.state === 'cancelled') this.cancels.schedule(record.id, record.cancelledAt ?? 0);
   }
 
+  /**
+   * Drops a cancelled upload here and on the server (design §7 `files/upload/cancel`). A cancel
+   * that came too late (the last chunk was listed meanwhile) deletes the file it became; the
+   * row goes only once the server has answered, so a page closed meanwhile leaves the cancel
+   * to the next start. If the file cannot be deleted the row says so, done, with its link.
+   */
   private async dropNow(id: string, auth: QueueAuth): Promise<void> {
     const record = await this.book.get(id);
     this.active.get(id)?.abort();
+    if (!record || !ownedBy(record, auth) || !auth.token) {
+      await this.forget(id);
+      return;
+    }
+    if (record.state !== 'cancelled') {
+      // Sign-out dropping what is left: only the unfinished upload goes, never a file (done is kept online).
+      await this.forget(id);
+      if (record.state === 'done') return;
+      await this.deps.transport
+        .postJson(`${auth.apiUrl}/api/v1/files/upload/cancel`, { token: auth.token, uploadId: id }, AbortSignal.timeout(10_000))
+        .catch(() => undefined);
+      return;
+    }
+    this.dropping.add(id);
+    try {
+      void this.emit();
+      const signal = this.closing.signal;
+      const outcome = await cancelOnServer({ transport: this.deps.transport, sleep: (ms) => this.wakeups.sleep(ms, signal), signal }, { ...auth, token: auth.token }, id);
+      if (outcome.kind === 'finishing') {
+        // Still being listed: asked again later here, or by the next start (expireCancelled).
+        if (!signal.aborted) this.cancels.schedule(id, Date.now());
+        return;
+      }
+      if (outcome.kind === 'dropped') {
+        await this.forget(id);
+        return;
+      }
+      await this.book.update(id, (r) => {
+        if (r.state !== 'cancelled') return r;
+        const { beforeCancel: _before, cancelledAt: _at, ...rest } = r;
+        return { ...rest, state: 'done', url: outcome.url, ackedBytes: r.size, notice: CANCELLED_TOO_LATE };
+      });
+      await this.deps.store?.removeChunks(id).catch(() => undefined);
+    } finally {
+      this.dropping.delete(id);
+      void this.emit();
+    }
+  }
+
+  private async forget(id: string): Promise<void> {
     await this.book.remove(id);
     this.progress.forget(id);
-    // Design §7: the server drops what it kept; only its owner may ask, and failing here is
-    // harmless (it expires in 24 h).
-    if (!record || !ownedBy(record, auth) || !auth.token) return;
-    await this.deps.transport
-      .postJson(`${auth.apiUrl}/api/v1/files/upload/cancel`, { token: auth.token, uploadId: id }, AbortSignal.timeout(10_000))
-      .catch(() => undefined);
   }
 
   /** The signed-in user's next stored upload nobody here is sending; interrupted copies are left alone. */
@@ -307,6 +351,9 @@ export class UploadQueue {
     const mine = new Set<Promise<void>>();
     while (!this.closing.signal.aborted) {
       const job = this.running.size < (this.deps.parallel ?? PARALLEL_UPLOADS) ? await next() : null;
+      // Closed while the next job was looked for: the upload it found may be one close() just
+      // stopped, and a run started now would never hear the close.
+      if (this.closing.signal.aborted) break;
       if (!job) {
         await this.wakeups.change(this.closing.signal).catch(() => undefined);
         continue;
@@ -330,6 +377,8 @@ export class UploadQueue {
     const controller = new AbortController();
     const abortOnClose = () => controller.abort();
     this.closing.signal.addEventListener('abort', abortOnClose);
+    // Closed while this waited for its send lock: the listener above would never hear it.
+    if (this.closing.signal.aborted) controller.abort();
     this.active.set(id, controller);
     try {
       await runUpload(id, source, controller.signal, this.runDeps);
@@ -342,7 +391,11 @@ export class UploadQueue {
 
   private async acknowledged(id: string, bytes: number, url?: string): Promise<void> {
     this.progress.settled(id);
-    const updated = await this.book.update(id, (r) => ({ ...r, ackedBytes: bytes, ...(url !== undefined ? { state: 'done', url } : {}) }));
+    const updated = await this.book.update(id, (r) => {
+      if (url === undefined) return { ...r, ackedBytes: bytes };
+      const { notice: _notice, ...rest } = r; // a retry's reason is over once the link is here
+      return { ...rest, ackedBytes: bytes, state: 'done', url };
+    });
     if (url === undefined || !updated) return;
     // Sent from the File ahead of the copy, a chunk may have been stored after the server had it.
     await this.deps.store?.removeChunks(id).catch(() => undefined);

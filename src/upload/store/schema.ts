@@ -23,6 +23,8 @@ export interface UploadRecord {
   ackedBytes: number;
   error?: string;
   url?: string;
+  /** What the row says beside its state (UploadItem.notice). */
+  notice?: string;
   /**
    * Who queued it (issue 11 item 1): the user id from auth/data, or `token:<sha256>` while it
    * is not known yet. Only that user sees it, and it is sent only with that user's token.

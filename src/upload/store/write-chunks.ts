@@ -2,6 +2,17 @@ import type { UploadStore } from './upload-store.ts';
 import type { UploadRecord } from './schema.ts';
 import { ChunkHasher } from './chunk-hash.ts';
 
+/**
+ * The picked File could not be read any more (NotReadableError, NotFoundError: changed, moved or
+ * deleted on disk after it was picked, a revoked content URI). Not a storage failure: sending it
+ * from memory would fail the same way, so the upload fails and asks for the file again.
+ */
+export class FileUnreadable extends Error {
+  constructor(override readonly cause: unknown) {
+    super('This file can no longer be read: it was changed, moved or deleted after you picked it. Please choose the file again.');
+  }
+}
+
 export function totalChunksFor(size: number, chunkSize: number): number {
   // An empty file is still one (empty) chunk, so the protocol has something to send.
   return Math.max(1, Math.ceil(size / chunkSize));
@@ -42,8 +53,9 @@ export function chunkOf(file: Blob, index: number, chunkSize: number): Blob {
  * after every chunk so a sender can start on chunk 0 while the rest is still being written
  * (issue 5). `onHashed` hears each chunk's hash before it is stored, so a sender in the same
  * context can send that chunk from the File meanwhile (issue 9). A chunk the server already
- * acknowledged is not stored at all. Throws the storage error (e.g. QuotaExceededError) so the
- * caller can fall back. Stops early, without error, if the upload was cancelled meanwhile.
+ * acknowledged is not stored at all, but for the last until the upload is done (sending it again
+ * takes up a finish cut short). Throws the storage error (e.g. QuotaExceededError) so the
+ * caller can fall back, or FileUnreadable when the File itself cannot be read. Stops early, without error, if the upload was cancelled meanwhile.
  */
 export async function writeFileChunks(
   store: UploadStore,
@@ -58,12 +70,15 @@ export async function writeFileChunks(
     const end = index * record.chunkSize + data.size;
     // The bytes come into memory once, to be hashed, and are dropped; the store copies the
     // slice itself. A file changed on disk meanwhile fails the server's checksum, never silently.
-    const hash = await hasher.hash(data);
+    const hash = await hasher.hash(data).catch((error: unknown) => {
+      throw new FileUnreadable(error);
+    });
     onHashed?.(index, hash);
     const current = await store.get(record.id);
     if (!current) return;
-    if (current.ackedBytes < end || end === 0) await store.putChunk({ uploadId: record.id, index, data, hash });
     const last = index === record.totalChunks - 1;
+    // The last chunk is kept until the link arrives: a finish cut short is taken up by sending it again.
+    if (current.ackedBytes < end || end === 0 || (last && current.state !== 'done')) await store.putChunk({ uploadId: record.id, index, data, hash });
     const updated = await store.update(record.id, (r) => ({ ...r, chunksWritten: index + 1, writeComplete: last }));
     if (!updated) {
       await store.deleteChunk(record.id, index);
