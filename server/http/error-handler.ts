@@ -70,6 +70,9 @@ export function registerErrorHandler(
       if (refusal) err = refusal;
     }
     if (err instanceof HttpError) {
+      // The server's own failure behind a readable answer (a store that failed a write): the
+      // operator needs its words, which the client is not shown.
+      if (err.statusCode >= 500 && err.cause !== undefined) request.log.error({ err: err.cause, url: request.url }, err.message);
       for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
       const body = { success: false, error: err.message, ...err.extra };
       // A stream that failed before its first byte (the S3 files host) had already set the file's type.

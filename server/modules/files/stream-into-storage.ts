@@ -11,8 +11,10 @@ export interface WriteOutcome {
   written: number;
   /** SHA-256 hex of `seed` plus every byte written; only meaningful when `error` is null. */
   sha256: string;
-  /** Why the write stopped early: a limit the bytes crossed (an HttpError) or the source failing. */
+  /** Why the write stopped early: a limit the bytes crossed (an HttpError), the source failing, or the store. */
   error: unknown;
+  /** `error` is the source's: the sender's body broke off (a cut connection), not the store. */
+  fromSource: boolean;
 }
 
 export interface WriteOptions {
@@ -48,16 +50,33 @@ export async function streamIntoStorage(storage: Storage, key: string, offset: n
 async function hashAndStore(storage: Storage, key: string, offset: number, source: Readable, hash: OffThreadSha256, options: WriteOptions): Promise<WriteOutcome> {
   let seen = 0;
   let stopped: HttpError | null = null;
+  let sourceFailed = false;
   // A generator, not a piped Transform: nothing is read from `source` before storage starts
   // consuming, so an early limit error can never fire while nobody listens.
   async function* metered(): AsyncGenerator<Buffer> {
-    for await (const buf of piecesOf(source)) {
-      seen += buf.length;
-      const verdict = options.limit?.(seen) ?? null;
-      stopped = verdict instanceof Promise ? await verdict : verdict;
-      if (stopped) throw stopped;
-      await hash.update(buf);
-      yield buf;
+    // Read by hand, not with for-await, to tell the source's failure (a cut connection) from the
+    // store's; `return()` below ends it as for-await would when the store stops early.
+    const pieces = piecesOf(source);
+    try {
+      for (;;) {
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await pieces.next();
+        } catch (err) {
+          sourceFailed = true;
+          throw err;
+        }
+        if (next.done) return;
+        const buf = next.value;
+        seen += buf.length;
+        const verdict = options.limit?.(seen) ?? null;
+        stopped = verdict instanceof Promise ? await verdict : verdict;
+        if (stopped) throw stopped;
+        await hash.update(buf);
+        yield buf;
+      }
+    } finally {
+      await pieces.return(undefined);
     }
   }
   // The hash copies each piece as it passes, so once stored a claimed body piece is read by nothing.
@@ -65,11 +84,12 @@ async function hashAndStore(storage: Storage, key: string, offset: number, sourc
   try {
     const written = await storage.writeAt(key, offset, metered(), { signal: options.signal, taken: (pieces) => release.taken(pieces) });
     release.finish();
-    return { written, sha256: '', error: stopped };
+    return { written, sha256: '', error: stopped, fromSource: false };
   } catch (err) {
-    if (err instanceof PartialWriteError) return { written: err.bytesWritten, sha256: '', error: stopped ?? meterError(err.cause) };
+    const fromSource = stopped === null && sourceFailed;
+    if (err instanceof PartialWriteError) return { written: err.bytesWritten, sha256: '', error: stopped ?? meterError(err.cause), fromSource };
     // A store that failed without counting (a driver refusing up front): nothing is known stored.
-    return { written: 0, sha256: '', error: stopped ?? err };
+    return { written: 0, sha256: '', error: stopped ?? err, fromSource };
   }
 }
 

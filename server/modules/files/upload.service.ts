@@ -6,7 +6,8 @@ import { HttpError, MESSAGES, badRequest, conflict, notFound, tooLarge, unavaila
 import { newSecret, nowSeconds, sha256Hex } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { finishClaimed, tooLargeMessage } from './finish-upload.ts';
-import { streamIntoStorage } from './stream-into-storage.ts';
+import { streamIntoStorage, type WriteOutcome } from './stream-into-storage.ts';
+import { StorageError } from '../../storage/storage.ts';
 import { sha256OfStream } from '../../lib/sha256-off-thread.ts';
 import type { UploadFields } from './upload-fields.ts';
 import { assertQuota, assertRoomFor, openBoundedUpload, wholeFileBounds } from './upload-bounds.ts';
@@ -139,7 +140,7 @@ export async function receiveChunk(
       const stored = chunkOffset + outcome.written;
       await lease.settle({ bytes: stored, complete: false, sha256: null });
       await touch(deps, upload.id);
-      throw storageFailure(outcome.error) ?? new UploadInterruptedError(stored);
+      throw storageFailure(outcome) ?? new UploadInterruptedError(stored);
     }
     const total = chunkOffset + outcome.written;
     if ((expected !== null && total !== expected) || (expected === null && total === 0 && totalChunks > 1)) {
@@ -242,13 +243,23 @@ function joined(first: Readable, rest: Readable): Readable {
 }
 
 /** A store that is out of room answers 507 (issue 8: a full disk is a clear answer, not a 500). */
-function storageFailure(err: unknown): HttpError | null {
-  const code = (err as { code?: unknown } | null)?.code;
+/**
+ * What a body that stopped short answers, other than its own limits: a full disk 507; any other
+ * failure of the store (EIO, a driver's error) 503 with `retry`, the bytes stored so far kept
+ * and reported by status, since it is the server's fault and trying again can work; null when
+ * the sender's body broke off (a cut connection), whose answer nobody is left to read.
+ */
+function storageFailure(outcome: WriteOutcome): HttpError | null {
+  const code = (outcome.error as { code?: unknown } | null)?.code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     return new HttpError(507, 'Insufficient storage: the server has no room for this chunk right now. The bytes received so far are kept; try again later.');
   }
-  return null;
+  if (outcome.fromSource) return null;
+  // Before, a disk error here answered 400 "interrupted", which a client takes as final.
+  return Object.assign(new StorageError(503, STORE_WRITE_FAILED, String(outcome.error)), { cause: outcome.error });
 }
+
+const STORE_WRITE_FAILED = 'The file store failed while writing this upload. The bytes received so far are kept; please try again shortly.';
 
 /**
  * A whole file in one request (ShareX, curl, URL uploads; design §7). It is tracked as an
@@ -290,7 +301,7 @@ export async function stageWhole(deps: Deps, caller: Caller, originalName: strin
     await dropStaged(deps, { upload, size: 0, sha256: '' });
     if (outcome.error instanceof HttpError) throw outcome.error;
     if (uncheckable.length > 0) throw uncheckable[0];
-    throw storageFailure(outcome.error) ?? badRequest('The upload was interrupted before the whole file arrived.');
+    throw storageFailure(outcome) ?? badRequest('The upload was interrupted before the whole file arrived.');
   }
   return { upload, size: outcome.written, sha256: outcome.sha256 };
 }

@@ -19,15 +19,19 @@ const canMount = canMountSmallDisks('disk-full.test.ts (the really full disk)');
  */
 class FillingDisk extends LocalStorage implements Storage {
   roomLeft: number | null = null;
+  /** What the disk fails with once the room is used: full, or a failing disk (EIO). */
+  failure: 'ENOSPC' | 'EIO' = 'ENOSPC';
 
   override writeAt(key: string, offset: number, source: Readable): Promise<number> {
     if (this.roomLeft === null) return super.writeAt(key, offset, source);
     let room = this.roomLeft;
+    const failure = this.failure;
     async function* filling(): AsyncGenerator<Buffer> {
       for await (const piece of source) {
         const buf = piece as Buffer;
         if (buf.length > room) {
           yield buf.subarray(0, room);
+          if (failure === 'EIO') throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO', errno: -5, syscall: 'write' });
           throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
         }
         room -= buf.length;
@@ -62,10 +66,11 @@ describe.each(DIALECTS)('a full disk during a chunk on %s (issue 8 fault injecti
       sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, ...common, ...fields }, file: { data: body } });
     expect((await send({ chunkIndex: 0 }, part(0))).status).toBe(200);
     return {
-      sendChunk1: async () => {
+      sendChunk1: async (answer: { status: number; error: RegExp; retry?: boolean } = { status: 507, error: /^Insufficient storage/ }) => {
         const full = await send({ chunkIndex: 1, chunkHash: sha256(part(1)) }, part(1));
-        expect(full.status).toBe(507);
-        expect(String(full.body.error)).toMatch(/^Insufficient storage/);
+        expect(full.status).toBe(answer.status);
+        expect(String(full.body.error)).toMatch(answer.error);
+        expect(full.body.retry).toBe(answer.retry);
         // Nothing is listed while bytes are missing.
         expect(await t.deps.db.selectFrom('files').select('id').execute()).toHaveLength(0);
         return postJson(`${t.apiUrl}/api/v1/files/upload/status`, { token: user.token, uploadId });
@@ -89,6 +94,19 @@ describe.each(DIALECTS)('a full disk during a chunk on %s (issue 8 fault injecti
     disk.roomLeft = 20_000;
     const status = await upload.sendChunk1();
     // The bytes that fit are kept.
+    expect(status.body).toMatchObject({ received: [0], partial: { chunkIndex: 1, bytes: 20_000 } });
+    disk.roomLeft = null;
+    await upload.finish(20_000);
+  });
+
+  it('answers 503 retry when the disk fails midway (EIO), keeps what was stored, and completes once it works again', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-full-'));
+    const disk = new FillingDisk(root);
+    const upload = await uploadWithChunk0(disk);
+    disk.failure = 'EIO';
+    disk.roomLeft = 20_000;
+    // The server's failure, worth trying again, not a 400 "interrupted" the client takes as final.
+    const status = await upload.sendChunk1({ status: 503, error: /^The file store failed while writing this upload/, retry: true });
     expect(status.body).toMatchObject({ received: [0], partial: { chunkIndex: 1, bytes: 20_000 } });
     disk.roomLeft = null;
     await upload.finish(20_000);
