@@ -141,6 +141,29 @@ describe.each(DIALECTS)('upload queue ownership and order on %s', (dialect) => {
     }
   });
 
+  it('sends large files one at a time, so three that together pass max unfinished upload size all finish', async () => {
+    h = await createHarness(dialect);
+    // 1 MB of unfinished uploads per user; files of 12 chunks (768 KiB) stand for 1 GB videos
+    // against the default 2,048 MB: any two at once pass it.
+    await h.t.deps.settings.setLimit('max_unfinished_size', 1);
+    const { queue } = await h.openTab({ largeFileBytes: 300 * 1024 });
+    const files = [1, 2, 3].map((n) => textFile(CHUNK * 12, `video${n}.txt`, n));
+    const queued = await queue.enqueue(files);
+    for (const [i, q] of queued.entries()) {
+      const item = await waitForState(queue, q.id, ['done', 'failed']);
+      expect(item.error, item.name).toBeUndefined();
+      expect(item.state).toBe('done');
+      expect((await download(h.t, item.url!)).equals(await bytesOf(files[i]!))).toBe(true);
+    }
+    // One after another: each file's requests all came before the next file's first.
+    const order = h.proxy.uploads.map((u) => u.fields.uploadId);
+    const firsts = queued.map((q) => order.indexOf(q.id));
+    const lasts = queued.map((q) => order.lastIndexOf(q.id));
+    expect(lasts[0]!).toBeLessThan(firsts[1]!);
+    expect(lasts[1]!).toBeLessThan(firsts[2]!);
+    expect(h.proxy.uploads.every((u) => u.status === 200)).toBe(true);
+  });
+
   it('cancel stops at once and says cancelled; undo brings it back; without undo it is gone, here and on the server', async () => {
     h = await createHarness(dialect);
     const { queue, store } = await h.openTab({ undoMs: 1500 });

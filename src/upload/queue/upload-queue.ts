@@ -38,6 +38,8 @@ export interface QueueDeps {
   maxChecksumRetries?: number;
   /** Files sent at the same time (issue 11 item 3); each file's chunks still go in order. */
   parallel?: number;
+  /** Files larger than this go one at a time (LARGE_FILE_BYTES). */
+  largeFileBytes?: number;
   /** How long a cancel can be undone. */
   undoMs?: number;
   onFinished?: (item: UploadItem) => void;
@@ -46,6 +48,15 @@ export interface QueueDeps {
 /** One global lock: whoever holds it sends the stored queue, so two tabs never send the same bytes. */
 export const SENDER_LOCK = 'stash-upload-sender';
 export const PARALLEL_UPLOADS = 3;
+/**
+ * Files over this size are sent one at a time, beside up to two smaller ones. The server counts
+ * what a user's unfinished uploads hold against max unfinished upload size (design §6: 2,048 MB
+ * by default, a chunk on its way counted whole), and three 1 GB videos sent together each
+ * reached ~640 MB when the next chunk of every one was refused (413, final): all three failed,
+ * and a retry was refused again, since their bytes still counted. At the default limits one
+ * largest file (1,024 MB, 1,040 counted by chunks) and two below this (400 MB each) fit.
+ */
+export const LARGE_FILE_BYTES = 400 * 1024 * 1024;
 
 const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
 
@@ -67,6 +78,8 @@ export class UploadQueue {
   private readonly active = new Map<string, AbortController>();
   /** Uploads being sent by this context (stored and in-memory together share the limit). */
   private readonly running = new Set<string>();
+  /** Those of them over LARGE_FILE_BYTES: at most one. */
+  private readonly runningLarge = new Set<string>();
   private readonly progress: ProgressView;
   private readonly cancels: CancelTimers;
   private readonly listeners = new Set<(items: UploadItem[]) => void>();
@@ -327,7 +340,7 @@ export class UploadQueue {
     const store = this.deps.store!;
     const auth = await this.deps.auth();
     for (const record of await store.list()) {
-      if (!isSendable(record) || this.running.has(record.id) || !ownedBy(record, auth)) continue;
+      if (!isSendable(record) || this.running.has(record.id) || !ownedBy(record, auth) || this.waitsForLarge(record)) continue;
       if (!record.writeComplete && !(await writerAlive(this.deps.locks, record.id))) {
         // Issue 11 item 2: nothing is sent for a copy cut off by a reload.
         await this.copy!.markInterrupted();
@@ -342,8 +355,13 @@ export class UploadQueue {
 
   private async nextInMemory(): Promise<Job | null> {
     const auth = await this.deps.auth();
-    const m = [...this.book.memory.values()].find((u) => isSendable(u.record) && !this.running.has(u.record.id) && ownedBy(u.record, auth));
+    const m = [...this.book.memory.values()].find((u) => isSendable(u.record) && !this.running.has(u.record.id) && ownedBy(u.record, auth) && !this.waitsForLarge(u.record));
     return m ? { record: m.record, source: m.source } : null;
+  }
+
+  /** A large file waits while another large one is being sent (LARGE_FILE_BYTES). */
+  private waitsForLarge(record: UploadRecord): boolean {
+    return this.runningLarge.size > 0 && record.size > (this.deps.largeFileBytes ?? LARGE_FILE_BYTES);
   }
 
   /** Starts up to `parallel` uploads (issue 11 item 3), each under its own send lock. */
@@ -360,11 +378,13 @@ export class UploadQueue {
       }
       const id = job.record.id;
       this.running.add(id);
+      if (job.record.size > (this.deps.largeFileBytes ?? LARGE_FILE_BYTES)) this.runningLarge.add(id);
       const run = this.deps.locks
         .request(sendLockName(id), {}, () => this.runLocked(id, job.source))
         .catch(() => undefined)
         .finally(() => {
           this.running.delete(id);
+          this.runningLarge.delete(id);
           mine.delete(run);
           this.wakeups.notify();
         });
