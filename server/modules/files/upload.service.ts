@@ -88,6 +88,34 @@ export async function receiveChunk(
     const finished = await findFinished(deps.db, rowId, nowSeconds());
     if (finished) return answerFinished(deps, caller, finished, source);
   }
+  try {
+    return await receiveOpenChunk(deps, caller, fields, originalName, source, rowId, hashAfter);
+  } catch (err) {
+    // Finished by another request of this upload while this one ran (the last chunk sent again
+    // by a client that gave up waiting on the first): its upload row went with the finish, which
+    // read as "cancelled or expired" (410) and failed an upload that had become a file.
+    if (uploadId !== null && err instanceof HttpError && err.statusCode === 410) {
+      const finished = await findFinished(deps.db, rowId, nowSeconds());
+      if (finished) return answerFinished(deps, caller, finished, source).catch(() => doneAnswer(deps, caller, finished));
+    }
+    throw err;
+  }
+}
+
+/** receiveChunk once it is known the upload is not finished: opened if new, the chunk stored. */
+async function receiveOpenChunk(
+  deps: Deps,
+  caller: Caller,
+  fields: UploadFields & { chunk: Chunked },
+  originalName: string,
+  source: Readable,
+  rowId: string,
+  hashAfter?: () => Promise<string | null>,
+): Promise<UploadChunkResponse | UploadDoneResponse> {
+  const { totalChunks, chunkIndex, chunkOffset, uploadId } = fields.chunk;
+  const chunkSize = deps.uploadChunkSize;
+  const maxBytes = await deps.settings.maxFileSizeBytes();
+  const base = chunkIndex * chunkSize;
   if (fields.fileSize !== null) await assertQuota(deps, caller, fields.fileSize);
 
   const upload = await openUpload(deps, caller, rowId, originalName, totalChunks, fields.fileSize, () => {

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ChunkLease } from '../../../server/modules/files/upload-lease.ts';
+import { until } from '../../helpers/poll.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
 
@@ -53,6 +55,52 @@ describe.each(DIALECTS)('an upload already finished, asked about again, on %s', 
     }
     expect(await listed()).toBe(1);
     expect(await unfinished()).toBe(0);
+  });
+
+  it('answers a last chunk sent again while the first one finishes the upload with the file, not 410', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const data = randomBytes(CHUNK + 300);
+    const uploadId = crypto.randomUUID();
+    const chunk = (i: number) => data.subarray(i * CHUNK, (i + 1) * CHUNK);
+    const send = (i: number) => upload({ uploadId, originalname: 'race.bin', totalChunks: 2, fileSize: data.length, chunkIndex: i, chunkHash: sha256(chunk(i)) }, chunk(i));
+    expect((await send(0)).status).toBe(200);
+    // The first request of the last chunk waits at the store's finalize, every byte in.
+    const storage = t.deps.storage;
+    const finalize = storage.finalize.bind(storage);
+    let finalizing!: () => void;
+    const reached = new Promise<void>((resolve) => (finalizing = resolve));
+    let releaseFinalize!: () => void;
+    const released = new Promise<void>((resolve) => (releaseFinalize = resolve));
+    storage.finalize = async (key, size) => {
+      finalizing();
+      await released;
+      return finalize(key, size);
+    };
+    const first = send(1);
+    await reached;
+    // The client gave up on it and sends the chunk again; that request has found the upload
+    // unfinished and waits to take the chunk's lease until the first has listed the file.
+    let firstDone!: Promise<unknown>;
+    const acquire = ChunkLease.acquire.bind(ChunkLease);
+    const spy = vi.spyOn(ChunkLease, 'acquire').mockImplementation(async (...args) => {
+      await firstDone;
+      return acquire(...args);
+    });
+    try {
+      firstDone = first;
+      const again = send(1);
+      expect(await until(async () => spy.mock.calls.length, (n) => n > 0)).toBe(1);
+      releaseFinalize();
+      const url = (await first).body.url;
+      expect(url).toMatch(/^http/);
+      const answer = await again;
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body).toMatchObject({ success: true, url });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await listed()).toBe(1);
   });
 
   it('says 410 once the finished file was deleted, rather than taking it again', async () => {
