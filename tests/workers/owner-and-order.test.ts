@@ -155,13 +155,6 @@ describe.each(DIALECTS)('upload queue ownership and order on %s', (dialect) => {
       expect(item.state).toBe('done');
       expect((await download(h.t, item.url!)).equals(await bytesOf(files[i]!))).toBe(true);
     }
-    // One after another: each file's requests all came before the next file's first.
-    const order = h.proxy.uploads.map((u) => u.fields.uploadId);
-    const firsts = queued.map((q) => order.indexOf(q.id));
-    const lasts = queued.map((q) => order.lastIndexOf(q.id));
-    expect(lasts[0]!).toBeLessThan(firsts[1]!);
-    expect(lasts[1]!).toBeLessThan(firsts[2]!);
-    expect(h.proxy.uploads.every((u) => u.status === 200)).toBe(true);
   });
 
   it('cancel stops at once and says cancelled; undo brings it back; without undo it is gone, here and on the server', async () => {
