@@ -6,6 +6,12 @@ const LOWEST = 10_000;
 const TRIES = 50;
 /** Ports this process handed out: two servers started by one file never get the same one. */
 const handedOut = new Set<number>();
+/**
+ * The Fetch standard's "bad ports" in the range picked from: fetch (Node's and the browser's)
+ * refuses to connect to them. A server a test started on 10080 never answered the harness's
+ * health check (CI of 2026-12-07 00:02, postgres-outage.test.ts).
+ */
+const FETCH_BAD_PORTS = new Set([10080]);
 
 /**
  * The first port the kernel hands to outgoing connections (Linux: ip_local_port_range; its
@@ -44,7 +50,7 @@ export async function freePort(): Promise<number> {
   const high = ephemeralLow();
   for (let i = 0; high - LOWEST > 1000 && i < TRIES; i++) {
     const candidate = LOWEST + Math.floor(Math.random() * (high - LOWEST));
-    if (handedOut.has(candidate)) continue;
+    if (handedOut.has(candidate) || FETCH_BAD_PORTS.has(candidate)) continue;
     handedOut.add(candidate); // before the check: calls running at once never pick it twice
     if ((await listenOn(candidate)) !== null) return candidate;
   }
