@@ -83,20 +83,23 @@ export async function receiveChunk(
   if (chunkOffset > chunkSize) throw badRequest(`Field 'chunkOffset' must be at most the chunk size (${chunkSize}).`);
 
   const rowId = uploadRowId(caller.id, uploadId, originalName, totalChunks);
+  // Only an upload named by the client is remembered once finished (finishIfWhole).
+  const finishedAnswer = async () => {
+    const finished = uploadId !== null ? await findFinished(deps.db, rowId, nowSeconds()) : undefined;
+    return finished ? answerFinished(deps, caller, finished, source) : null;
+  };
   // Finished already, its last answer lost: the file it became, not a new upload (design §7).
-  if (uploadId !== null) {
-    const finished = await findFinished(deps.db, rowId, nowSeconds());
-    if (finished) return answerFinished(deps, caller, finished, source);
-  }
+  const already = await finishedAnswer();
+  if (already) return already;
   try {
-    return await receiveOpenChunk(deps, caller, fields, originalName, source, rowId, hashAfter);
+    return await receiveOpenChunk(deps, caller, fields, originalName, source, { rowId, maxBytes, hashAfter });
   } catch (err) {
     // Finished by another request of this upload while this one ran (the last chunk sent again
     // by a client that gave up waiting on the first): its upload row went with the finish, which
     // read as "cancelled or expired" (410) and failed an upload that had become a file.
-    if (uploadId !== null && err instanceof HttpError && err.statusCode === 410) {
-      const finished = await findFinished(deps.db, rowId, nowSeconds());
-      if (finished) return answerFinished(deps, caller, finished, source).catch(() => doneAnswer(deps, caller, finished));
+    if (err instanceof HttpError && err.statusCode === 410) {
+      const finished = await finishedAnswer();
+      if (finished) return finished;
     }
     throw err;
   }
@@ -109,12 +112,11 @@ async function receiveOpenChunk(
   fields: UploadFields & { chunk: Chunked },
   originalName: string,
   source: Readable,
-  rowId: string,
-  hashAfter?: () => Promise<string | null>,
+  known: { rowId: string; maxBytes: number; hashAfter?: (() => Promise<string | null>) | undefined },
 ): Promise<UploadChunkResponse | UploadDoneResponse> {
+  const { rowId, maxBytes, hashAfter } = known;
   const { totalChunks, chunkIndex, chunkOffset, uploadId } = fields.chunk;
   const chunkSize = deps.uploadChunkSize;
-  const maxBytes = await deps.settings.maxFileSizeBytes();
   const base = chunkIndex * chunkSize;
   if (fields.fileSize !== null) await assertQuota(deps, caller, fields.fileSize);
 
@@ -219,7 +221,11 @@ async function finishIfWhole(deps: Deps, caller: Caller, upload: UploadRow, name
  * again it would come back, which its owner did not ask for.
  */
 async function answerFinished(deps: Deps, caller: Caller, finished: Finished, source: Readable): Promise<UploadDoneResponse> {
-  for await (const _piece of source);
+  try {
+    for await (const _piece of source);
+  } catch {
+    // Already cut (a request that met the finish midway): nothing is left to read.
+  }
   return doneAnswer(deps, caller, finished);
 }
 
