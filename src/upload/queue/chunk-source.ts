@@ -54,6 +54,9 @@ export function storeSource(
         const record = await store.get(id);
         if (!record || record.detached) throw new DOMException('Upload removed or handed over', 'AbortError');
         if (record.chunksWritten > index) {
+          // The writer may have hashed, stored and counted this very chunk between our two reads:
+          // only a chunk still missing now was really lost.
+          if (pending(index) || (await store.getChunk(id, index))) continue;
           throw new SourceLost('The saved copy of this file is incomplete and the server does not have it. Please choose the file again.');
         }
         if (!(await writerAlive(locks, id))) {
