@@ -383,6 +383,10 @@ async function openUpload(
   if (!upload) {
     // A request still on its way when its upload was cancelled opens nothing again (design §7).
     if (await wasCancelled(deps.db, id, now)) throw uploadGone();
+    // Nor one whose finish committed after receiveChunk looked (completeFinish drops the upload
+    // and remembers the file in one transaction): 410 here is answered with that file, where a
+    // new upload would have taken the chunk as the first of a second life.
+    if (await findFinished(deps.db, id, now)) throw uploadGone();
     refuseNew?.();
     upload = await openBoundedUpload(deps, caller, {
       id,
@@ -425,8 +429,20 @@ function progress(chunks: { chunkIndex: number; complete: boolean }[], totalChun
 
 async function ownUpload(deps: Deps, caller: Caller, uploadId: string): Promise<UploadRow> {
   const upload = await findUpload(deps.db, uploadRowId(caller.id, uploadId, '', 0));
-  if (!upload || upload.expires_at <= nowSeconds()) throw notFound('No unfinished upload with this uploadId.');
+  if (!upload || upload.expires_at <= nowSeconds()) notOwned();
   return upload;
+}
+
+function notOwned(): never {
+  throw notFound('No unfinished upload with this uploadId.');
+}
+
+/** Status of an upload that became a file: every chunk in, and the file as its last request lost it. */
+async function finishedStatus(deps: Deps, caller: Caller, rowId: string): Promise<UploadStatus | undefined> {
+  const finished = await findFinished(deps.db, rowId, nowSeconds());
+  if (!finished) return undefined;
+  const { file, url } = doneAnswer(deps, caller, finished);
+  return { success: true, totalChunks: finished.totalChunks, received: Array.from({ length: finished.totalChunks }, (_, i) => i), partial: null, file, url };
 }
 
 /** How long `status` waits for a writer of the upload to settle before answering (design §7). */
@@ -440,13 +456,15 @@ export const STATUS_SETTLE_MS = 3000;
  * without recording anything — is reported from the store itself.
  */
 export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string): Promise<UploadStatus> {
-  const finished = await findFinished(deps.db, uploadRowId(caller.id, uploadId, '', 0), nowSeconds());
-  if (finished) {
-    // Every chunk is in, and the file it became is the answer its last request lost.
-    const { file, url } = doneAnswer(deps, caller, finished);
-    return { success: true, totalChunks: finished.totalChunks, received: Array.from({ length: finished.totalChunks }, (_, i) => i), partial: null, file, url };
-  }
-  const upload = await ownUpload(deps, caller, uploadId);
+  const rowId = uploadRowId(caller.id, uploadId, '', 0);
+  const early = await finishedStatus(deps, caller, rowId);
+  if (early) return early;
+  // The finish lists the file and drops the upload with its chunks in one transaction
+  // (completeFinish), which may commit between any two of these reads: an upload, or its
+  // chunks, gone since the first look is asked about again, so a client is never told 404 or
+  // "nothing received" for a file being listed (it would send, or fail, what it no longer has).
+  const upload = await findUpload(deps.db, rowId);
+  if (!upload || upload.expires_at <= nowSeconds()) return (await finishedStatus(deps, caller, rowId)) ?? notOwned();
   const deadline = Date.now() + STATUS_SETTLE_MS;
   let chunks = await listChunks(deps.db, upload.id);
   while (chunks.some((c) => c.writer !== null && (c.leaseUntil ?? 0) >= Date.now()) && Date.now() < deadline) {
@@ -460,6 +478,7 @@ export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string)
     const bytes = c.writer === null ? c.bytes : Math.max(c.bytes, await deps.storage.storedBytes(upload.storage_key, c.chunkIndex * size, (c.chunkIndex + 1) * size));
     if (bytes > 0) partials.push({ chunkIndex: c.chunkIndex, bytes });
   }
+  if (!(await findUpload(deps.db, upload.id))) return (await finishedStatus(deps, caller, rowId)) ?? notOwned();
   return {
     success: true,
     totalChunks: upload.total_chunks,
