@@ -25,6 +25,7 @@ import type { Deps } from '../../deps.ts';
 import { notFound } from '../../http/errors.ts';
 import { post } from '../../http/route.ts';
 import { createInvites, pageOfInvites, removeInvite } from '../invites/invites.service.ts';
+import { saveUploadSize } from '../settings/upload-sizes.ts';
 import { renameUser } from '../users/users.service.ts';
 import { setInvitesAllowed } from './admin.repository.ts';
 import { addMimes, changeRole, pageOfUsers, removeMime, removeUser, resetPassword, roles, toggleBan } from './admin.service.ts';
@@ -52,7 +53,7 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: Deps): Pro
   });
 
   post(app, deps, adminSetMaxFileSize, admin, async ({ body }) => {
-    await deps.settings.set('max_file_size', body.value);
+    await saveUploadSize(deps, 'max_file_size', body.value);
     return { success: true as const, message: 'Maximum file size updated.' };
   });
 
@@ -60,7 +61,9 @@ export async function registerAdminRoutes(app: FastifyInstance, deps: Deps): Pro
   post(app, deps, adminLimits, admin, async () => ({ success: true as const, limits: await deps.settings.limits() }));
 
   post(app, deps, adminSetLimit, admin, async ({ body }) => {
-    await deps.settings.setLimit(body.setting, body.value);
+    // The unfinished bound must hold the largest file and a whole chunk (settings/upload-sizes.ts).
+    if (body.setting === 'max_unfinished_size') await saveUploadSize(deps, body.setting, body.value);
+    else await deps.settings.setLimit(body.setting, body.value);
     return { success: true as const, message: 'Limit updated.' };
   });
 

@@ -22,14 +22,16 @@ export async function openBoundedUpload(deps: Deps, caller: Caller, row: UploadR
 }
 
 /**
- * `incoming` bytes are about to be written for the caller. Counted with what their unfinished
- * uploads already hold (a chunk being received counts whole, the caller's own included) and,
- * for the storage quota, with their listed files.
+ * The caller holds the lease on a chunk that will hold `chunkBytes` once whole. Counted with
+ * what their unfinished uploads already hold (a chunk being received by another request counts
+ * whole) and, for the storage quota, with their listed files. Their own counts as what it will
+ * hold, a file's last chunk as the rest of the file: counted whole, a lone file as large as max
+ * unfinished upload size was refused at its last chunk (settings/upload-sizes.ts relies on it).
  */
-export async function assertRoomFor(deps: Deps, caller: Caller, incoming: number, options: { ownLeaseCounted: boolean }): Promise<void> {
+export async function assertRoomFor(deps: Deps, caller: Caller, chunkBytes: number): Promise<void> {
   const limits = await deps.settings.limits();
   const held = await unfinishedBytes(deps.db, caller.id, Date.now(), deps.uploadChunkSize);
-  const pending = options.ownLeaseCounted ? held : held + incoming;
+  const pending = held - deps.uploadChunkSize + chunkBytes;
   if (pending > limits.max_unfinished_size * MB) throw unfinishedTooLarge(limits.max_unfinished_size);
   await assertQuota(deps, caller, pending);
 }

@@ -145,7 +145,7 @@ async function receiveOpenChunk(
       ? await deps.storage.storedBytes(upload.storage_key, base, base + chunkSize)
       : held.row.bytes;
     if (chunkOffset > kept) throw conflict(`Only ${kept} bytes of chunk ${chunkIndex} are stored: resume from chunkOffset ${kept}.`);
-    await assertRoomFor(deps, caller, (expected ?? chunkSize) - chunkOffset, { ownLeaseCounted: true });
+    await assertRoomFor(deps, caller, expected ?? chunkSize);
     const limit = expected ?? chunkSize;
     const outcome = await streamIntoStorage(deps.storage, upload.storage_key, base + chunkOffset, source, {
       signal: lease.signal,

@@ -1,4 +1,5 @@
-import type { Database } from '../../db/index.ts';
+import { sql } from 'kysely';
+import type { Database, Dialect } from '../../db/index.ts';
 
 export async function readSettings(db: Database): Promise<Map<string, string>> {
   const rows = await db.selectFrom('settings').select(['key', 'value']).execute();
@@ -11,6 +12,16 @@ export async function writeSetting(db: Database, key: string, value: string): Pr
     .values({ key, value })
     .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
     .execute();
+}
+
+/**
+ * Held by a transaction that checks settings against each other before writing one: two such
+ * saves at once then run one after the other, so neither checks a value the other is replacing.
+ * Plain reads go on. SQLite needs nothing: a process's one connection runs one transaction at a
+ * time, and API processes that share a database share PostgreSQL (README "Deployment at scale").
+ */
+export async function lockSettings(trx: Database, dialect: Dialect): Promise<void> {
+  if (dialect === 'postgres') await sql`lock table settings in share row exclusive mode`.execute(trx);
 }
 
 export async function listMimeTypes(db: Database): Promise<string[]> {

@@ -64,12 +64,7 @@ export class SettingsService {
   private async load() {
     if (this.cached && Date.now() - this.cached.at < CACHE_MS) return this.cached;
     const [map, mimes] = await Promise.all([readSettings(this.db), listMimeTypes(this.db)]);
-    const settings: SiteSettings = {
-      allow_uploading: (map.get('allow_uploading') ?? String(DEFAULT_SETTINGS.allow_uploading)) === 'true',
-      maintenance_mode: (map.get('maintenance_mode') ?? String(DEFAULT_SETTINGS.maintenance_mode)) === 'true',
-      max_file_size: Number(map.get('max_file_size') ?? DEFAULT_SETTINGS.max_file_size),
-    };
-    this.cached = { at: Date.now(), settings, limits: readLimits(map), mimes };
+    this.cached = { at: Date.now(), settings: readSiteSettings(map), limits: readLimits(map), mimes };
     return this.cached;
   }
 
@@ -116,7 +111,15 @@ export class SettingsService {
   }
 }
 
-function readLimits(map: Map<string, string>): UploadLimits {
+export function readSiteSettings(map: Map<string, string>): SiteSettings {
+  return {
+    allow_uploading: (map.get('allow_uploading') ?? String(DEFAULT_SETTINGS.allow_uploading)) === 'true',
+    maintenance_mode: (map.get('maintenance_mode') ?? String(DEFAULT_SETTINGS.maintenance_mode)) === 'true',
+    max_file_size: Number(map.get('max_file_size') ?? DEFAULT_SETTINGS.max_file_size),
+  };
+}
+
+export function readLimits(map: Map<string, string>): UploadLimits {
   const count = (key: CountLimit) => {
     const n = Number(map.get(key) ?? DEFAULT_LIMITS[key]);
     return Number.isSafeInteger(n) && n >= 0 ? n : DEFAULT_LIMITS[key];
