@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { HttpError, MESSAGES, badRequest, conflict, notFound } from '../../http/errors.ts';
 import { newId, newSecret, nowSeconds } from '../../lib/ids.ts';
 import { dummyPasswordHash, hashPassword, verifyPassword } from '../../lib/passwords.ts';
-import { claimInvite, isClaimable } from '../invites/invites.repository.ts';
+import { claimInvite, creatorMayInvite, isClaimable } from '../invites/invites.repository.ts';
 import { USERNAME_TAKEN } from '../users/users.service.ts';
 import { findUserByUsername, insertUser, isUniqueViolation, lockUser } from '../users/users.repository.ts';
 import { API_KEY_PREFIX, createSessionIfPasswordIs } from './caller.repository.ts';
@@ -60,7 +60,10 @@ export async function login(deps: Deps, input: { username: string; password: str
 
 /**
  * Design §6: the invite is claimed and the user created in one transaction, so of many
- * registrations racing for one key exactly one account appears.
+ * registrations racing for one key exactly one account appears. A key lets someone in only
+ * while its creator is a live account that is not banned ("nobody gets in where they don't
+ * belong"); otherwise it is refused as an unknown key is, so the refusal does not tell that
+ * the creator was banned (server/README.md "Invites of banned or removed accounts").
  */
 export async function register(deps: Deps, input: { username: string; password: string; invitekey: string } & CaptchaInput): Promise<void> {
   await checkCaptcha(deps, input, 'Please verify the captcha.', badRequest);
@@ -72,6 +75,9 @@ export async function register(deps: Deps, input: { username: string; password: 
   const now = nowSeconds();
   try {
     await deps.db.transaction().execute(async (trx) => {
+      // Asked again where the key is claimed: a ban or removal of its creator since the check
+      // above is seen here, and one still under way is waited for (creatorMayInvite).
+      if (!(await creatorMayInvite(trx, deps.dialect, input.invitekey))) throw badRequest(INVITE_INVALID);
       await insertUser(trx, { id, username: input.username, password_hash: passwordHash, role: 'default', banned: 0, time_created: now });
       if (!(await claimInvite(trx, input.invitekey, id, now))) throw badRequest(INVITE_INVALID);
     });

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Database } from '../../db/index.ts';
+import type { Database, Dialect } from '../../db/index.ts';
 import { containsInsensitive } from '../../db/index.ts';
 
 export interface InviteRow {
@@ -19,16 +19,45 @@ export async function insertInvites(db: Database, rows: { id: string; invite_key
     .execute();
 }
 
-/** A key that can still be claimed: it exists, nobody claimed it and nobody deleted it. */
+/**
+ * A key that can still be claimed: it exists, nobody claimed it, nobody deleted it, and its
+ * creator may still let someone in (a live account that is not banned: server/README.md
+ * "Invites of banned or removed accounts"). A read without locks, for registration's cheap
+ * checks; `creatorMayInvite` asks again inside the claim's transaction.
+ */
 export async function isClaimable(db: Database, inviteKey: string): Promise<boolean> {
   const row = await db
     .selectFrom('invites')
-    .select('id')
-    .where('invite_key', '=', inviteKey)
-    .where('claimed', '=', 0)
-    .where('deleted_at', 'is', null)
+    // Inner join: a key whose creator's row is gone (removed, created_by nulled) matches nothing.
+    .innerJoin('users as creator', 'creator.id', 'invites.created_by')
+    .select('invites.id')
+    .where('invites.invite_key', '=', inviteKey)
+    .where('invites.claimed', '=', 0)
+    .where('invites.deleted_at', 'is', null)
+    .where('creator.banned', '=', 0)
+    .where('creator.removing_since', 'is', null)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Whether the creator of `inviteKey` may still let someone in: a live account, not banned.
+ * Called in the transaction that claims the key, before the claim, so that a ban (or a removal)
+ * and a registration with one of the user's keys are ordered one way or the other, never
+ * interleaved. PostgreSQL: the creator's row is read `FOR SHARE`, as
+ * `createSessionIfPasswordIs` reads the user it signs in (auth/caller.repository.ts): a ban under
+ * way (its UPDATE holds the row) is waited for and then seen, and a ban that comes after this
+ * read waits for the registration to commit, so it lands on an account that already exists.
+ * The creator is locked before the invite row is, as a removal does (lockUser, then the cascade
+ * that nulls its invites' `created_by`), so the two cannot deadlock. SQLite runs one transaction
+ * at a time.
+ */
+export async function creatorMayInvite(trx: Database, dialect: Dialect, inviteKey: string): Promise<boolean> {
+  const invite = await trx.selectFrom('invites').select('created_by').where('invite_key', '=', inviteKey).executeTakeFirst();
+  if (!invite?.created_by) return false;
+  const q = trx.selectFrom('users').select('banned').where('id', '=', invite.created_by).where('removing_since', 'is', null);
+  const creator = await (dialect === 'postgres' ? q.forShare() : q).executeTakeFirst();
+  return creator?.banned === 0;
 }
 
 /**
