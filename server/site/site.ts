@@ -5,8 +5,9 @@ import fastifyStatic from '@fastify/static';
 import type { Deps } from '../deps.ts';
 import { CHUNK_SIZE } from '../../contract/files.ts';
 import type { RuntimeConfig } from '../../contract/site.ts';
-import { isClientRoute, SHARE_FAILED_REDIRECT, SHARE_TARGET_PATH } from '../../contract/site-routes.ts';
+import { isClientRoute } from '../../contract/site-routes.ts';
 import { prerenderedPages, registerPrerendered } from './prerendered.ts';
+import { registerShareFallback } from './share-fallback.ts';
 
 export function runtimeConfig(deps: Deps): RuntimeConfig {
   const { config } = deps;
@@ -29,7 +30,7 @@ export function runtimeConfig(deps: Deps): RuntimeConfig {
 export const DIST_DIR = path.resolve(import.meta.dirname, '../../dist');
 
 export async function registerSite(app: FastifyInstance, deps: Deps, distDir = DIST_DIR): Promise<void> {
-  await app.register(shareWithoutServiceWorker);
+  await app.register(registerShareFallback);
   const config = runtimeConfig(deps);
   const body = JSON.stringify(config);
   app.get('/config.json', async (_req, reply) =>
@@ -60,17 +61,4 @@ export async function registerSite(app: FastifyInstance, deps: Deps, distDir = D
     if (!isClientRoute(request.url)) reply.status(404);
     return reply.header('cache-control', 'no-cache').sendFile('index.html');
   });
-}
-
-/**
- * A share from another app reaches the server only when no service worker took it (the app's
- * storage cleared while it stayed installed, a worker not yet active): its files cannot be kept
- * here — the session lives on the device — so the app is opened where it tells the user to pick
- * them instead, rather than a bare 404. The body is not read (http/early-answer.ts closes the
- * connection gently).
- */
-async function shareWithoutServiceWorker(app: FastifyInstance): Promise<void> {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
-  app.post(SHARE_TARGET_PATH, async (_request, reply) => reply.redirect(SHARE_FAILED_REDIRECT, 303));
 }
