@@ -31,7 +31,7 @@ export const FINISH_WAIT_MS = 60_000;
  * file the upload became is deleted (`files/delete`, the files page's own call). Only when that
  * is refused does the caller show the upload as done, with its link.
  */
-export async function cancelOnServer(deps: CancelDeps, auth: QueueAuth & { token: string }, uploadId: string): Promise<CancelOutcome> {
+export async function cancelOnServer(deps: CancelDeps, auth: Pick<QueueAuth, 'apiUrl'> & { token: string }, uploadId: string): Promise<CancelOutcome> {
   const post = (path: string, body: Record<string, unknown>): Promise<HttpAnswer | null> =>
     deps.transport.postJson(`${auth.apiUrl}/api/v1/${path}`, { token: auth.token, ...body }, AbortSignal.timeout(REQUEST_TIMEOUT_MS)).catch(() => null);
   const deadline = Date.now() + (deps.finishWaitMs ?? FINISH_WAIT_MS);
