@@ -54,14 +54,17 @@ export async function safeFetch(raw: string, options: SafeFetchOptions): Promise
     for (let hop = 0; ; hop++) {
       const res = await requestOnce(url, options, deadline);
       const status = res.statusCode ?? 0;
+      // A redirect's or refusal's body is never wanted: destroyed, not drained, as draining an
+      // endless one held its socket on after the answer went out, past the deadline and outside
+      // max_url_fetches (design §6, §7).
       if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
+        res.destroy();
         if (hop >= maxRedirects) throw new UrlRefusedError(`The URL redirects more than ${maxRedirects} times.`);
         url = parseHttpUrl(resolveLocation(res.headers.location, url));
         continue;
       }
       if (status < 200 || status >= 300) {
-        res.resume();
+        res.destroy();
         throw new UrlRefusedError(`The URL answered with HTTP ${status}.`);
       }
       const announced = Number(res.headers['content-length']);
@@ -156,6 +159,10 @@ async function requestOnce(url: URL, options: SafeFetchOptions, deadline: FetchD
     allowPrivateIPAddress: options.allowPrivate,
     allowMetaIPAddress: options.allowPrivate,
     allowIPAddressList: options.allowAddresses ?? [],
+    // IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291 §2.5.5.1) is "unicast" to ipaddr.js,
+    // yet a host with its sit tunnel up holds ::127.0.0.1 itself and tunnels the rest to the IPv4
+    // address inside (design §7: public addresses only). No public host answers on it.
+    denyIPAddressList: options.allowPrivate ? [] : ['::/96'],
   };
   // A fresh agent per hop: no pooled socket from an earlier, allowed host is ever reused.
   const agent = url.protocol === 'https:' ? new RequestFilteringHttpsAgent({ ...filter, keepAlive: false }) : new RequestFilteringHttpAgent({ ...filter, keepAlive: false });
