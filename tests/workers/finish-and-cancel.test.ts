@@ -181,10 +181,29 @@ describe.each(DIALECTS)('a finish cut short, and a cancel racing the finish, on 
     await queue.resume(queued!.id);
     await waitUntil(async () => (await reasonOf())!.ackedBytes >= CHUNK);
     await waitUntil(async () => (await reasonOf())!.notice === undefined);
+    // Chunk 1 is on the wire, held: released before it got there, it would hang for good.
+    await waitUntil(() => h.proxy.stalledRequests > 0);
     h.proxy.releaseStalled();
     const done = await waitForState(queue, queued!.id, ['done', 'failed']);
     expect(done.state).toBe('done');
     expect(done.notice).toBeUndefined();
+  });
+
+  it('says "Waiting for the server to finish the file" while another request lists it, never the server missing part of it', async () => {
+    h = await createHarness(dialect);
+    const finish = holdFinalize(h);
+    const { queue } = await h.openTab();
+    const [queued] = await queue.enqueue([textFile(CHUNK + 5, 'slow.txt')]);
+    await waitUntil(finish.reached);
+    // The client gave up on its last request (a dropped connection) while the server lists the file.
+    await queue.pause(queued!.id);
+    await queue.resume(queued!.id);
+    await waitUntil(async () => (await queue.list()).find((i) => i.id === queued!.id)?.notice === 'Waiting for the server to finish the file');
+    // Status asked while the finish commits is told the file, not "nothing received" (status-during-finish.test.ts).
+    finish.release();
+    const done = await waitForState(queue, queued!.id, ['done', 'failed']);
+    expect(done.state).toBe('done');
+    expect(await filesOf(h)).toHaveLength(1);
   });
 
   it('fails a picked file that can no longer be read, asking for it again, instead of "storage is short"', async () => {

@@ -30,6 +30,9 @@ export class UploadProxy {
   private rules: Rule[] = [];
   private server: http.Server;
   private stalled: (() => void)[] = [];
+  /** Stall rules taken by a request so far, and how many of those releaseStalled() has let go. */
+  private stallsTaken = 0;
+  private stallsReleased = 0;
   down = false;
   /**
    * Runs after a cut request's body ended and before the client loses its connection: the
@@ -76,7 +79,17 @@ export class UploadProxy {
     this.rules.push({ kind: 'lose' });
   }
 
+  /** Requests stalled now, waiting for releaseStalled(). */
+  get stalledRequests(): number {
+    return this.stalled.length;
+  }
+
+  /**
+   * Cuts every request that took a stall rule, also one still on its way to its stall point
+   * (on a busy machine a test may release before the request got there: it would hang for good).
+   */
   releaseStalled(): void {
+    this.stallsReleased = this.stallsTaken;
     for (const release of this.stalled.splice(0)) release();
   }
 
@@ -121,6 +134,7 @@ export class UploadProxy {
     const seen: SeenUpload = { fields: {}, fileBytes: 0, cut: false, status: null };
     this.uploads.push(seen);
     const limit = rule?.kind === 'cut' || rule?.kind === 'stall' ? rule.afterFileBytes : Infinity;
+    const stallNumber = rule?.kind === 'stall' ? ++this.stallsTaken : 0;
     let stopped = false;
     req.on('data', (data: Buffer) => {
       if (stopped) return;
@@ -155,7 +169,7 @@ export class UploadProxy {
           // later (the server drops bytes it had not written yet when both come at once).
           setTimeout(() => upstream.socket?.end(), 200);
         };
-        if (rule?.kind === 'stall') {
+        if (rule?.kind === 'stall' && stallNumber > this.stallsReleased) {
           req.pause();
           this.stalled.push(stop);
           req.socket.on('close', stop);
