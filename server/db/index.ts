@@ -119,8 +119,13 @@ export async function migrate(db: Database, schema?: string): Promise<void> {
   }
 }
 
-/** `column` contains `value`, without regard to case (design §9 filters), on both dialects. */
+/**
+ * `column` contains `value`, without regard to case (design §9 filters), on both dialects. Both
+ * sides go through the database's lower(): JavaScript's toLowerCase folds otherwise (a final Σ to
+ * ς, İ to two characters, every letter where SQLite folds ASCII only), so a name typed exactly as
+ * it is stored was not found.
+ */
 export function containsInsensitive(column: RawBuilder<unknown> | ReturnType<typeof sql.ref>, value: string) {
-  const escaped = value.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
-  return sql<boolean>`lower(${column}) like ${`%${escaped}%`} escape '\\'`;
+  const escaped = value.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return sql<boolean>`lower(${column}) like lower(${`%${escaped}%`}) escape '\\'`;
 }

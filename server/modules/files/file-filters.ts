@@ -1,6 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
 import { containsInsensitive, type Database } from '../../db/index.ts';
-import { containsThroughPieces, DENSE_SHARE, probePieces, sampleShare, type NameStats } from './name-probe.ts';
+import { containsThroughPieces, DENSE_SHARE, lowerEachLetter, probePieces, sampleShare, type NameStats } from './name-probe.ts';
 import type { NameRead } from './sqlite-name-plan.ts';
 
 /** What a files list is narrowed to (spec §4 files list, §7 admin list). */
@@ -65,7 +65,8 @@ function nameContains(column: keyof NameStats, needle: string, stats: NameStats 
   // files, 0.47 s by a scan, 2026-12-02); `|| ''` is the same name in an expression no index holds.
   // A needle most names hold is read by a scan too (name-probe.ts DENSE_SHARE).
   if (stats && ([...needle].length < TRIGRAM || denseIn(stats[column], needle))) return containsInsensitive(sql`(${ref} || '')`, needle);
-  const pieces = stats ? probePieces(needle.toLowerCase(), stats[column]) : null;
+  const lowered = stats ? lowerEachLetter(needle) : null;
+  const pieces = stats && lowered !== null ? probePieces(lowered, stats[column]) : null;
   return pieces ? containsThroughPieces(ref, needle, pieces) : containsInsensitive(ref, needle);
 }
 

@@ -56,8 +56,10 @@ const perDatabase = new WeakMap<Database, Map<string, Kept>>();
  */
 export function countKey(q: CountedFilters): string | null {
   if (q.username) return null;
-  // The filters match without regard to case, lower-casing the needle as here (containsInsensitive).
-  return JSON.stringify([q.userId ?? null, (q.originalName ?? '').toLowerCase(), (q.actualName ?? '').toLowerCase()]);
+  // The database folds the needle's case (containsInsensitive); only ASCII letters fold alike in
+  // both dialects and in JavaScript, so only they are folded here: ΟΔΟΣ and οδος match different names.
+  const fold = (s: string | undefined) => (s ?? '').replace(/[A-Z]+/g, (c) => c.toLowerCase());
+  return JSON.stringify([q.userId ?? null, fold(q.originalName), fold(q.actualName)]);
 }
 
 /** The count kept for `key` when the list's counter still reads `changes`. */

@@ -87,9 +87,19 @@ export function probePieces(needle: string, sample: readonly SampledName[]): str
 
 /** `lower(column)` contains `needle`, read from the trigram index through `pieces` (see above). */
 export function containsThroughPieces(column: ReturnType<typeof sql.ref>, needle: string, pieces: readonly string[]): RawBuilder<boolean> {
-  const lowered = needle.toLowerCase();
-  const probes = pieces.map((p) => sql`lower(${column}) like ${`%${escapeLike(p)}%`} escape '\\'`);
-  return sql<boolean>`(${sql.join(probes, sql` and `)} and strpos(lower(${column}), ${lowered}) > 0)`;
+  // The database folds both sides, as containsInsensitive (db/index.ts) does.
+  const probes = pieces.map((p) => sql`lower(${column}) like lower(${`%${escapeLike(p)}%`}) escape '\\'`);
+  return sql<boolean>`(${sql.join(probes, sql` and `)} and strpos(lower(${column}), lower(${needle})) > 0)`;
+}
+
+/**
+ * The needle lower-cased a letter at a time, as the database folds it (toLowerCase on the whole
+ * needle turns a final Σ into ς, which lower() never does), for probePieces; null when a letter
+ * becomes two (İ), where its pieces might be in no name the database's lower() makes.
+ */
+export function lowerEachLetter(needle: string): string | null {
+  const letters = [...needle].map((c) => c.toLowerCase());
+  return letters.every((c) => c.length === 1 || (c.length === 2 && [...c].length === 1)) ? letters.join('') : null;
 }
 
 function escapeLike(text: string): string {
