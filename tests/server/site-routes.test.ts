@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { standInBuild } from '../helpers/stand-in-build.ts';
 import { registerSite } from '../../server/site/site.ts';
 import { SHARE_TARGET_PATH } from '../../contract/site-routes.ts';
 
@@ -20,9 +20,7 @@ describe('site routes', () => {
 
   beforeAll(async () => {
     // A stand-in build: the shell and what vite copies from public/ (the real robots.txt).
-    dist = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-site-'));
-    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>Stash</title><div id="root"></div>');
-    fs.copyFileSync(path.join(ROOT, 'public', 'robots.txt'), path.join(dist, 'robots.txt'));
+    dist = standInBuild({ 'robots.txt': fs.readFileSync(path.join(ROOT, 'public', 'robots.txt'), 'utf8') });
     t = await createTestApp('sqlite', {});
     site = Fastify();
     await registerSite(site, t.deps, dist);

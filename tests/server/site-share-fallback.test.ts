@@ -1,13 +1,12 @@
 import fs from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSite } from '../../server/app.ts';
 import { SHARE_READ_LIMIT } from '../../server/site/share-fallback.ts';
 import { SHARE_FAILED_REDIRECT, SHARE_NONE_REDIRECT, SHARE_TARGET_PATH } from '../../contract/site-routes.ts';
 import { createTestApp, type TestApp } from '../helpers/test-app.ts';
+import { standInBuild } from '../helpers/stand-in-build.ts';
 
 const BOUNDARY = 'stashshare';
 const MULTIPART = `multipart/form-data; boundary=${BOUNDARY}`;
@@ -37,8 +36,7 @@ describe('a share no service worker took', () => {
   let dist: string;
 
   beforeAll(async () => {
-    dist = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-site-'));
-    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>Stash</title><div id="root"></div>');
+    dist = standInBuild();
     t = await createTestApp('sqlite', {});
     site = await buildSite(t.deps, dist);
     await site.listen({ port: 0, host: '127.0.0.1' });

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildSite } from '../../../server/app.ts';
 import { createTestApp, type TestApp } from '../../helpers/test-app.ts';
+import { standInBuild } from '../../helpers/stand-in-build.ts';
 
 /** Design §11, issue 8 item 11: what the site origin tells the browser, and what it serves. */
 describe('site origin security headers', () => {
@@ -14,11 +14,11 @@ describe('site origin security headers', () => {
 
   async function site(env: Record<string, string> = {}) {
     const t: TestApp = await createTestApp('sqlite', { API_URL: 'https://api.example.test', FILES_URL: 'https://files.example.test', ...env });
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-site-'));
-    fs.mkdirSync(path.join(root, 'assets'));
-    fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>shell</title><script type="module" src="/assets/app.js"></script>');
-    fs.writeFileSync(path.join(root, 'assets', 'app.js'), 'console.log(1)\n//# sourceMappingURL=app.js.map');
-    fs.writeFileSync(path.join(root, 'assets', 'app.js.map'), '{"version":3,"sources":["src/secret-source.tsx"]}');
+    const root = standInBuild({
+      'index.html': '<!doctype html><title>shell</title><script type="module" src="/assets/app.js"></script>',
+      'assets/app.js': 'console.log(1)\n//# sourceMappingURL=app.js.map',
+      'assets/app.js.map': '{"version":3,"sources":["src/secret-source.tsx"]}',
+    });
     const app = await buildSite(t.deps, root);
     cleanup.push(async () => {
       await app.close();

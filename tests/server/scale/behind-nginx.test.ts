@@ -8,6 +8,7 @@ import { buildSite } from '../../../server/app.ts';
 import { LINGER_MS } from '../../../server/http/early-answer.ts';
 import { SHARE_FAILED_REDIRECT, SHARE_TARGET_PATH } from '../../../contract/site-routes.ts';
 import { createTestApp } from '../../helpers/test-app.ts';
+import { standInBuild } from '../../helpers/stand-in-build.ts';
 import { apiHostServer, nginxForTests, sameServerBlocks, siteHostServer, startNginx, upstreamDirectives, type Nginx } from '../../helpers/nginx.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
 import { createHttpTestApp, randomBytes, sendMultipart, sha256, type HttpTestApp } from '../../helpers/upload.ts';
@@ -148,8 +149,7 @@ describe.skipIf(!nginxHere)('the api behind README’s nginx block', () => {
 describe.skipIf(!nginxHere)('the site behind README’s nginx block', () => {
   it('sends a share no service worker took to the app’s notice, however large', async () => {
     const t = await createTestApp('sqlite');
-    const dist = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-site-'));
-    fs.writeFileSync(path.join(dist, 'index.html'), '<!doctype html><title>Stash</title><div id="root"></div>');
+    const dist = standInBuild();
     const site = await buildSite(t.deps, dist);
     await site.listen({ port: 0, host: '127.0.0.1' });
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
