@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { ReadRange } from './metadata-pool.ts';
 import { PREVIEW_MAX_ASPECT, PREVIEW_WIDTHS } from './previews.ts';
 
@@ -19,7 +18,7 @@ const SHARP_TIMEOUT_SECONDS = 20;
 const READ_PIECE = 1024 * 1024;
 
 /**
- * Runs in the reader process (metadata-worker.ts): streams the file in through `read`, decodes
+ * Runs in the reader process (metadata-worker.ts): reads the file in through `read`, decodes
  * it once (EXIF orientation applied, first frame of an animation), shrinks it to the widest
  * preview and encodes each width from that. Widths that would upscale collapse into one.
  */
@@ -28,14 +27,22 @@ export async function renderPreviews(size: number, read: ReadRange): Promise<Ren
   const { default: sharp } = await import('sharp');
   sharp.concurrency(1);
   sharp.cache(false);
+  const head = await read(0, Math.min(size, READ_PIECE));
+  // A bomb's header is in its first bytes, but sharp reads a stream whole before looking at it:
+  // a 200 MiB file claiming 100,000 × 100,000 px was read through (200 range reads) and held
+  // twice over (~470 MB in the reader) only to be refused. Its header is read first, from the
+  // head; a head that says nothing (a TIFF's directory at its end) leaves it to the decoder.
+  const claimed = await sharp(head, { limitInputPixels: false })
+    .metadata()
+    .catch(() => null);
+  if (claimed?.width && claimed.height && claimed.width * claimed.height > LIMIT_INPUT_PIXELS) return [];
   const widest = PREVIEW_WIDTHS[PREVIEW_WIDTHS.length - 1] as number;
-  const decoder = sharp({ limitInputPixels: LIMIT_INPUT_PIXELS, sequentialRead: true, failOn: 'error' })
+  const base = await sharp(await whole(head, size, read), { limitInputPixels: LIMIT_INPUT_PIXELS, sequentialRead: true, failOn: 'error' })
     .timeout({ seconds: SHARP_TIMEOUT_SECONDS })
     .rotate()
     .resize({ width: widest, height: widest * PREVIEW_MAX_ASPECT, fit: 'inside', withoutEnlargement: true })
-    .raw();
-  Readable.from(pieces(size, read)).pipe(decoder);
-  const base = await decoder.toBuffer({ resolveWithObject: true });
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   const raw = { width: base.info.width, height: base.info.height, channels: base.info.channels };
   const out: RenderedPreview[] = [];
   for (const target of PREVIEW_WIDTHS) {
@@ -50,10 +57,15 @@ export async function renderPreviews(size: number, read: ReadRange): Promise<Ren
   return out;
 }
 
-async function* pieces(size: number, read: ReadRange): AsyncGenerator<Buffer> {
-  for (let at = 0; at < size; at += READ_PIECE) {
-    const bytes = await read(at, Math.min(size, at + READ_PIECE));
-    if (bytes.length === 0) return;
-    yield bytes;
+/** The file in one buffer, read a piece at a time: sharp keeps a stream's pieces and then copies them into one. */
+async function whole(head: Buffer, size: number, read: ReadRange): Promise<Buffer> {
+  if (head.length >= size) return head;
+  const bytes = Buffer.allocUnsafe(size);
+  let at = head.copy(bytes);
+  while (at < size) {
+    const piece = await read(at, Math.min(size, at + READ_PIECE));
+    if (piece.length === 0) break;
+    at += piece.copy(bytes, at);
   }
+  return bytes.subarray(0, at);
 }
