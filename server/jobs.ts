@@ -1,5 +1,5 @@
 import type { Deps } from './deps.ts';
-import { PROCESS_HOLDER as HOLDER, takeLease } from './job-lease.ts';
+import { PROCESS_HOLDER as HOLDER, releaseLease, takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
 import { discardUploadBytes } from './modules/files/upload.service.ts';
 import { backfillFileHashes } from './modules/files/file-hashes.ts';
@@ -59,9 +59,27 @@ export async function leasedHashBackfill(deps: Deps, stopped: () => boolean = ()
   return backfillFileHashes(deps, { stopped });
 }
 
+const PREVIEW_LEASE = 'backfill-previews';
+
+/**
+ * Previews of images listed without a record (issue 11 item 9): files from before previews
+ * existed, queued by a process that stopped, or whose making met a store or database that failed
+ * (media/preview-queue.ts leaves those for a later pass). By whichever api process takes the
+ * period's lease, so several processes starting at once do not each render every such image;
+ * at every start too. False when another process holds the lease; `deps.previews.backfill()`
+ * joins the pass it started.
+ */
+export async function leasedPreviewBackfill(deps: Deps, now: number = nowSeconds(), holder: string = HOLDER): Promise<boolean> {
+  if (!(await takeLease(deps.db, PREVIEW_LEASE, holder, now, SWEEP_EVERY_MS / 1000 - 30))) return false;
+  // Not awaited: a pass waits for the images it queued, and a stop must not (the queue's close ends them).
+  void deps.previews.backfill().catch((err: unknown) => console.error('preview backfill failed', err));
+  return true;
+}
+
 /** Periodic work of the api role; returns a function that stops it. */
 export function startBackgroundJobs(deps: Deps): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
+  let previewLease: Promise<unknown> = Promise.resolve();
   let stopped = false;
   const tick = () => {
     // Accounts whose removal a stopped or crashed process left midway (users/account-removals.ts).
@@ -73,16 +91,19 @@ export function startBackgroundJobs(deps: Deps): () => Promise<void> {
       .catch((err: unknown) => console.error('reclaiming doomed bytes failed', err))
       .then(() => leasedHashBackfill(deps, () => stopped))
       .catch((err: unknown) => console.error('file hash backfill failed', err));
+    previewLease = leasedPreviewBackfill(deps).catch((err: unknown) => console.error('preview backfill failed', err));
   };
   const timer = setInterval(tick, SWEEP_EVERY_MS);
   timer.unref();
   tick();
-  // Images listed before previews existed, or while a process was down, get theirs (issue 11 item 9).
-  void deps.previews.backfill().catch((err: unknown) => console.error('preview backfill failed', err));
   return async () => {
     clearInterval(timer);
     stopped = true;
     await deps.accountRemovals.stop();
     await running;
+    await previewLease;
+    // What this process's queue leaves unmade is found at once by the next start, as before the
+    // lease, not a period later.
+    await releaseLease(deps.db, PREVIEW_LEASE, HOLDER).catch(() => {});
   };
 }

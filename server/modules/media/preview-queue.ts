@@ -14,12 +14,14 @@ const BACKFILL_BATCH = 100;
  * is queued when it is listed, and files listed before a restart are found by `backfill()`.
  * One file at a time: the work runs in its own reader process (metadata-pool.ts), bounded in
  * time and memory like every other parser of uploaded bytes. The outcome, even "none" (not an
- * image, refused as a bomb, broken), is recorded in `files.previews`, so nothing is tried twice.
+ * image, refused as a bomb, broken), is recorded in `files.previews`, so nothing is tried twice;
+ * a store or database that fails meanwhile is no outcome, and leaves the row for the next backfill.
  */
 export class PreviewQueue {
   private readonly pending: string[] = [];
   private readonly queued = new Set<string>();
   private running: Promise<void> | null = null;
+  private backfilling: Promise<void> | null = null;
   private closed = false;
 
   constructor(
@@ -33,13 +35,31 @@ export class PreviewQueue {
     if (this.closed || this.queued.has(fileId)) return;
     this.queued.add(fileId);
     this.pending.push(fileId);
-    this.running ??= this.drain().finally(() => (this.running = null));
+    this.start();
   }
 
-  /** Queues every image listed without a preview record (files from before this feature, or a crash). */
-  async backfill(): Promise<void> {
+  private start(): void {
+    this.running ??= this.drain().finally(() => {
+      this.running = null;
+      // Queued after the loop found nothing left but before this: without a new run it would wait
+      // for the next upload (or the next backfill) to be taken up.
+      if (this.pending.length > 0 && !this.closed) this.start();
+    });
+  }
+
+  /**
+   * Queues every image listed without a preview record (files from before this feature, a crash,
+   * a store or database that failed while they were made). One pass at a time: a pass through a
+   * large backlog may outlast the period after which jobs.ts asks again.
+   */
+  backfill(): Promise<void> {
+    this.backfilling ??= this.backfillPass().finally(() => (this.backfilling = null));
+    return this.backfilling;
+  }
+
+  private async backfillPass(): Promise<void> {
     let after = '';
-    for (;;) {
+    while (!this.closed) {
       const ids = await filesWithoutPreviews(this.db, after, BACKFILL_BATCH);
       for (const id of ids) this.enqueue(id);
       if (ids.length < BACKFILL_BATCH) return;
@@ -58,6 +78,8 @@ export class PreviewQueue {
     this.closed = true;
     this.pending.length = 0;
     await this.idle();
+    // A pass stops at its next batch; awaited so its query does not meet a closed database.
+    await this.backfilling?.catch(() => {});
   }
 
   private async drain(): Promise<void> {
@@ -75,12 +97,27 @@ export class PreviewQueue {
   private async make(id: string): Promise<void> {
     const file = await findPreviewSource(this.db, id);
     if (!file || file.previews !== null) return;
-    const rendered = isPreviewable(file.mime_type, file.size)
-      ? await this.pool.previews(file.size, (start, end) => buffer(this.storage.read(file.storage_key, { start, end: end - 1 })))
-      : null;
+    let readFailure: unknown = null;
+    const read = (start: number, end: number) => {
+      // A key the store refuses outright (storage.ts: a malformed one) throws here, at once, and is
+      // no failure of the store: that file can never be read, and is recorded as having none.
+      const bytes = this.storage.read(file.storage_key, { start, end: end - 1 });
+      return buffer(bytes).catch((err: unknown) => {
+        readFailure ??= err;
+        throw err;
+      });
+    };
+    const rendered = isPreviewable(file.mime_type, file.size) ? await this.pool.previews(file.size, read) : null;
     // Shutting down: the readers were ended, so null says nothing about the image. The row stays
     // without a record and the next start's backfill makes its previews.
     if (this.closed) return;
+    // The reader never saw the whole image because the store failed a read (S3 throttling, a
+    // dropped connection): "none" would be recorded for good, so a photo would never get its
+    // previews. The row stays without a record for the next backfill (jobs.ts), unless the
+    // object is gone.
+    if (rendered === null && readFailure !== null && (await this.mayStillBeStored(file.storage_key))) {
+      throw new Error(`the store failed a read (${String(readFailure)}); they are made on a later pass`);
+    }
     const stored: StoredPreview[] = [];
     const tag = crypto.randomBytes(4).toString('base64url');
     let writing: string | null = null;
@@ -101,6 +138,11 @@ export class PreviewQueue {
     }
     // The file was deleted (or given previews elsewhere) while these were made.
     await this.drop(file.storage_key, stored);
+  }
+
+  /** Whether the object may still be there: it is, or the store cannot tell right now (storage.ts). */
+  private async mayStillBeStored(storageKey: string): Promise<boolean> {
+    return (await this.storage.stat(storageKey).catch(() => undefined)) !== null;
   }
 
   private async drop(storageKey: string, stored: StoredPreview[]): Promise<void> {

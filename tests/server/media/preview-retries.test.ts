@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import sharp from 'sharp';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FileRecord } from '../../../contract/files.ts';
+import { leasedPreviewBackfill, startBackgroundJobs } from '../../../server/jobs.ts';
+import { nowSeconds } from '../../../server/lib/ids.ts';
+import { LocalStorage } from '../../../server/storage/local.ts';
+import { STORE_UNAVAILABLE, StorageError, type Storage } from '../../../server/storage/storage.ts';
+import { DIALECTS } from '../../helpers/test-app.ts';
+import { createHttpTestApp, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+
+/**
+ * A store that fails reads past the first MiB while `failing`, as S3 does when it throttles
+ * (503 SlowDown) or drops a connection. The upload reads only its 256 KiB head; the previews
+ * reader asks for the file a MiB at a time, so only its second read fails.
+ */
+class FlakyReads extends LocalStorage implements Storage {
+  failing = true;
+
+  override read(key: string, range?: { start: number; end: number }): Readable {
+    if (this.failing && range && range.start >= 1024 * 1024) {
+      return new Readable({ read() { this.destroy(new StorageError(503, STORE_UNAVAILABLE, 'SlowDown')); } });
+    }
+    return super.read(key, range);
+  }
+}
+
+/** A PNG of a few MiB (noise, stored uncompressed), so the reader needs several range reads. */
+function largePng(width: number, height: number): Promise<Buffer> {
+  const pixels = Buffer.alloc(width * height * 3);
+  for (let i = 0; i < pixels.length; i++) pixels[i] = (i * 7919) % 251;
+  return sharp(pixels, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+}
+
+describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)', (dialect) => {
+  let t: HttpTestApp;
+  let root: string;
+  afterEach(async () => {
+    await t?.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  const recorded = async (actualName: string) =>
+    (await t.deps.db.selectFrom('files').select('previews').where('actual_name', '=', actualName).executeTakeFirstOrThrow()).previews;
+
+  async function upload(user: { token: string }, data: Buffer, name: string): Promise<FileRecord> {
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: name }, file: { data } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.file as FileRecord;
+  }
+
+  const widths = async (actualName: string) => (JSON.parse((await recorded(actualName)) ?? 'null') as { width: number }[] | null)?.map((p) => p.width);
+
+  it('records nothing for an image whose read the store failed, and a later backfill makes its previews', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
+    const store = new FlakyReads(root);
+    t = await createHttpTestApp(dialect, { storage: store });
+    const user = await t.createUser();
+    const png = await largePng(1200, 900);
+    expect(png.length).toBeGreaterThan(2 * 1024 * 1024);
+    const file = await upload(user, png, 'photo.png');
+    expect(file.mime_type).toBe('image/png');
+
+    await t.deps.previews.idle();
+    // Not "[]": that would say the image has none, for good.
+    expect(await recorded(file.actual_name)).toBeNull();
+
+    store.failing = false;
+    await t.deps.previews.backfill();
+    await t.deps.previews.idle();
+    expect(await widths(file.actual_name)).toEqual([160, 320, 640]);
+  });
+
+  it('backfills images left without previews once per period across api processes, not only at a start', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
+    const store = new FlakyReads(root);
+    t = await createHttpTestApp(dialect, { storage: store });
+    const user = await t.createUser();
+    const file = await upload(user, await largePng(1200, 900), 'later.png');
+    await t.deps.previews.idle();
+    store.failing = false;
+
+    // A process that stops lets go of the lease, so the one started next backfills at once
+    // (the stopped one's tick took it, or tried to while another held it).
+    await startBackgroundJobs(t.deps)();
+    const now = nowSeconds();
+    // Two api processes' ticks of one period: one pass, so the image is not rendered twice.
+    const [first, second] = await Promise.all([leasedPreviewBackfill(t.deps, now, 'api-1'), leasedPreviewBackfill(t.deps, now, 'api-2')]);
+    expect([first, second].sort()).toEqual([false, true]);
+    await t.deps.previews.backfill();
+    await t.deps.previews.idle();
+    expect(await widths(file.actual_name)).toEqual([160, 320, 640]);
+    // The next period's tick runs again.
+    expect(await leasedPreviewBackfill(t.deps, now + 600, 'api-2')).toBe(true);
+  });
+});
