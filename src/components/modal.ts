@@ -48,11 +48,16 @@ function lockPageScroll(): () => void {
 export function useModal(first: RefObject<HTMLElement | null> | (() => HTMLElement | null | undefined)): void {
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
-    (typeof first === 'function' ? first() : first.current)?.focus();
+    const target = typeof first === 'function' ? first() : first.current;
+    target?.focus();
     const unlock = lockPageScroll();
     return () => {
       unlock();
-      before?.focus?.();
+      // Only focus that went away with the modal comes back. An action that moved it on (a
+      // sheet's Rename opens a form whose field takes focus as the sheet closes) keeps it there:
+      // sent back to "Actions", a screen reader never heard of the field.
+      const now = document.activeElement;
+      if (!now || now === document.body || now === target || !now.isConnected) before?.focus?.();
     };
     // Runs once per opening: the element to focus is read when the modal mounts.
     // eslint-disable-next-line react-hooks/exhaustive-deps

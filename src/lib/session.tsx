@@ -64,23 +64,27 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       return;
     }
     setLoading(true);
+    const token = getToken();
+    // An answer about a token that is no longer stored (signed out, or in as someone else, while
+    // it was on its way) is about nobody: taken, it signed the last user back in after /logout.
+    const stale = () => getToken() !== token;
     try {
       // Loaded with the first check, not with the page: a visitor without a token never needs
       // the HTTP client (axios) to see a public page (issue 9).
       const { call } = await import('./api-client.ts');
-      const token = getToken();
       const data = await call<typeof authData>('/api/v1/auth/data', {});
+      if (stale()) return;
       setUser({ username: data.user.username, role: data.user.role });
       if (token) tellUploader(token, data.user._id);
       setMaintenance(Boolean(data.maintenance));
     } catch (err) {
-      if (shouldDropSession(err)) {
+      if (!stale() && shouldDropSession(err)) {
         clearToken();
         setUser(null);
         navigate('/login', { replace: true });
       }
     } finally {
-      setLoading(false);
+      if (!stale()) setLoading(false);
     }
   }, [navigate]);
 
@@ -92,6 +96,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const signIn = useCallback(
     async (token: string) => {
       setToken(token);
+      // Whoever was known before is not who this token belongs to: nothing of theirs may show
+      // while the new account is read.
+      setUser(null);
       await refresh();
     },
     [refresh],
@@ -100,6 +107,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const signOut = useCallback(() => {
     clearToken();
     setUser(null);
+    // A check still on its way is now stale and will not end the wait itself.
+    setLoading(false);
   }, []);
 
   const value = useMemo<Session>(
@@ -107,7 +116,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       user,
       isAdmin: user?.role === 'admin',
       isMod: user?.role === 'mod',
-      loading,
+      // Only the first check blanks the screens. A re-check of a known user (after a username
+      // change) keeps them: unmounting the signed-in screen lost what it held (the invite keys
+      // just generated, the form's focus) and flashed a blank page over a slow connection.
+      loading: loading && user === null,
       maintenance,
       refresh,
       signIn,

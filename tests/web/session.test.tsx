@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { screen, waitFor } from '@testing-library/react';
+import { act, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { ApiError } from '../../src/lib/api-client.ts';
 import { routeCalls, serverError } from './helpers/api-mock.ts';
 import { renderApp } from './helpers/render-app.tsx';
@@ -99,5 +100,38 @@ describe('session rules (spec §4)', () => {
     await waitFor(() => expect(router.state.location.pathname).toBe('/'));
     expect(localStorage.getItem('token')).toBeNull();
     expect(apiCall).toHaveBeenCalledWith('/api/v1/auth/logout', { token: 'bye' });
+  });
+});
+
+describe('a session check still on its way at sign-out', () => {
+  it('is not taken as signed in once it answers: /login stays the login form', async () => {
+    localStorage.setItem('token', 'tok');
+    let checks = 0;
+    let answerCheck: () => void = () => {};
+    routeCalls(apiCall, {
+      '/api/v1/auth/data': () => {
+        const data = { success: true, user: { _id: '1', username: 'ada', role: 'default' }, maintenance: false };
+        if (++checks === 1) return data;
+        return new Promise((resolve) => (answerCheck = () => resolve(data)));
+      },
+      '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [] }),
+      '/api/v1/utils/invites/invite-limit': () => ({ success: true, remainingInvites: 2, invitesAllowed: 3, resetsAt: 1_800_000_000 }),
+      '/api/v1/utils/userstats': () => ({ success: true, stats: { totalFilesUploaded: 1, totalStorageUsed: 1 } }),
+      '/api/v1/utils/changeuser': () => ({ success: true, message: 'Username updated' }),
+      '/api/v1/auth/logout': () => ({ success: true }),
+    });
+    const { router } = renderApp('/settings');
+    const user = userEvent.setup();
+    await user.type(await screen.findByLabelText('New username'), 'grace');
+    await user.click(screen.getByRole('button', { name: 'Update username' }));
+    // The check after the change is slow; the user signs out meanwhile.
+    await waitFor(() => expect(checks).toBe(2));
+    await act(async () => router.navigate('/logout'));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/'));
+    expect(localStorage.getItem('token')).toBeNull();
+    await act(async () => answerCheck());
+    await act(async () => router.navigate('/login'));
+    expect(await screen.findByRole('heading', { name: 'Login' })).toBeInTheDocument();
+    expect(router.state.location.pathname).toBe('/login');
   });
 });

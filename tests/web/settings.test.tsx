@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { screen, waitFor, within } from '@testing-library/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { buildSharexConfig } from '../../src/features/settings/sharex.ts';
 import { ApiError } from '../../src/lib/api-client.ts';
@@ -49,6 +49,15 @@ describe('ShareX configuration (issue 4)', () => {
     await userEvent.setup().click(await screen.findByRole('button', { name: 'Download ShareX config' }));
     expect(await screen.findByText('Please generate an API key first.')).toBeInTheDocument();
     expect(createObjectURL).not.toHaveBeenCalled();
+  });
+
+  it('does not tell a user whose keys have not loaded to generate one', async () => {
+    routeCalls(apiCall, settingsHandlers({ '/api/v1/auth/apikeys': () => { throw serverError(500, 'The database is not answering'); } }));
+    renderApp('/settings');
+    expect(await screen.findByText('Error: The database is not answering')).toBeInTheDocument();
+    const download = screen.getByRole('button', { name: 'Download ShareX config' });
+    // Unread, the keys may well exist: 'Please generate an API key first.' would be a guess.
+    expect(download).toBeDisabled();
   });
 
   it('downloads a .sxcu file carrying the key once one exists', async () => {
@@ -110,6 +119,32 @@ describe('ShareX configuration (issue 4)', () => {
   });
 });
 
+describe('revoking an API key from the keyboard', () => {
+  it('puts focus on the API keys heading once the revoked key is gone, not on nothing', async () => {
+    let keys = [
+      { _id: 'k1', key: 'sk_live_aaaaaaaa1111', createdAt: 1_796_000_000 },
+      { _id: 'k2', key: 'sk_live_bbbbbbbb2222', createdAt: 1_796_000_000 },
+    ];
+    routeCalls(
+      apiCall,
+      settingsHandlers({
+        '/api/v1/auth/apikeys': () => ({ success: true, apiKeys: [...keys] }),
+        '/api/v1/auth/apikeys/revoke': (body) => {
+          keys = keys.filter((k) => k._id !== body.apiKey);
+          return { success: true };
+        },
+      }),
+    );
+    renderApp('/settings');
+    const user = userEvent.setup();
+    const second = await screen.findByRole('listitem', { name: /^Key 2 / });
+    await user.click(within(second).getByRole('button', { name: 'Revoke' }));
+    await user.keyboard('{Tab}{Enter}');
+    await waitFor(() => expect(screen.queryByText('sk_live_…2222')).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'API keys' })), { timeout: 3_000 });
+  });
+});
+
 describe('account forms (spec §5, §8)', () => {
   it("checks the new password against its confirmation: 'Passwords do not match'", async () => {
     routeCalls(apiCall, settingsHandlers());
@@ -160,6 +195,44 @@ describe('account forms (spec §5, §8)', () => {
   });
 });
 
+describe('changing the username', () => {
+  it('keeps the settings screen in place: the keys just generated stay listed and focus stays in the form', async () => {
+    let username = 'ada';
+    let sessionChecks = 0;
+    let answerCheck: () => void = () => {};
+    routeCalls(
+      apiCall,
+      settingsHandlers({
+        '/api/v1/auth/data': () => {
+          const data = { success: true, user: { _id: '1', username, role: 'default' }, maintenance: false };
+          // The check after the change takes a while, as over a phone's connection.
+          if (++sessionChecks === 1) return data;
+          return new Promise((resolve) => (answerCheck = () => resolve(data)));
+        },
+        '/api/v1/utils/invites': () => ({ success: true, message: 'Invite key generated', inviteKey: 'INV-KEEP' }),
+        '/api/v1/utils/changeuser': (body) => {
+          username = String(body.newUsername);
+          return { success: true, message: 'Username updated' };
+        },
+      }),
+    );
+    renderApp('/settings');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Generate invite key' }));
+    expect(await screen.findByText('INV-KEEP')).toBeInTheDocument();
+    const input = screen.getByLabelText('New username');
+    await user.type(input, 'grace');
+    await user.click(screen.getByRole('button', { name: 'Update username' }));
+    await waitFor(() => expect(sessionChecks).toBe(2));
+    expect(screen.getByText('INV-KEEP')).toBeInTheDocument();
+    await act(async () => answerCheck());
+    expect(await screen.findByText('Current username: grace')).toBeInTheDocument();
+    expect(screen.getByText('INV-KEEP')).toBeInTheDocument();
+    // The same field, not a new screen drawn in its place with focus dropped to the page.
+    expect(screen.getByLabelText('New username')).toBe(input);
+  });
+});
+
 describe('invite keys and stats', () => {
   it('says why Generate is greyed above it, not under the button beside it', async () => {
     routeCalls(apiCall, settingsHandlers({ '/api/v1/utils/invites/invite-limit': () => ({ success: true, remainingInvites: 0, invitesAllowed: 1, resetsAt: 1_800_000_000 }) }));
@@ -197,6 +270,30 @@ describe('invite keys and stats', () => {
     expect(await screen.findByText('INV-XYZ')).toBeInTheDocument();
     await user.click(screen.getByRole('button', { name: 'Generate invite key' }));
     await waitFor(() => expect(screen.getByText('You have reached your weekly invite limit.')).toBeInTheDocument());
+  });
+});
+
+describe('invite keys refused by the weekly limit', () => {
+  it('reads the allowance again after a refusal, so the count and the button show what the server said', async () => {
+    // Used up elsewhere (another device) since this screen read its count.
+    let remaining = 1;
+    routeCalls(
+      apiCall,
+      settingsHandlers({
+        '/api/v1/utils/invites/invite-limit': () => ({ success: true, remainingInvites: remaining, invitesAllowed: 3, resetsAt: 1_800_000_000 }),
+        '/api/v1/utils/invites': () => {
+          remaining = 0;
+          throw serverError(403, 'You have reached your weekly invite limit.');
+        },
+      }),
+    );
+    renderApp('/settings');
+    const user = userEvent.setup();
+    expect(await screen.findByText(/more invite key this week/)).toHaveTextContent('You can generate 1 more invite key this week (of 3).');
+    await user.click(screen.getByRole('button', { name: 'Generate invite key' }));
+    expect(await screen.findByText('You have reached your weekly invite limit.')).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Generate invite key' })).toBeDisabled(), { timeout: 5_000 });
+    expect(screen.getByText("You have used all of this week's invite keys.")).toBeInTheDocument();
   });
 });
 

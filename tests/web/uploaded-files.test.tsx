@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import type { FileRecord } from '../../contract/files.ts';
 import { ApiError } from '../../src/lib/api-client.ts';
@@ -184,5 +184,86 @@ describe('/uploaded when no answer comes', () => {
     expect(await screen.findByText('Error: The database is not answering')).toBeInTheDocument();
     await vi.advanceTimersByTimeAsync(120_000);
     expect(listCalls()).toBe(1);
+  });
+});
+
+describe('/uploaded name filter while answers arrive out of order', () => {
+  it('keeps the list of the newest filter when an older query answers after it', async () => {
+    let answerOlder: (value: unknown) => void = () => {};
+    routeCalls(
+      apiCall,
+      handlers({
+        '/api/v1/files/uploaded': (body) => {
+          const name = (body.filters as { name: string }).name;
+          // The query for "c" is slow; the one for "cat" answers at once.
+          if (name === 'c') return new Promise((resolve) => (answerOlder = resolve));
+          if (name === 'cat') return { success: true, files: [file('cat.png', 'image/png')], totalImages: 1 };
+          return { success: true, files: FILES, totalImages: 4 };
+        },
+      }),
+    );
+    renderApp('/uploaded');
+    const user = userEvent.setup();
+    const input = await screen.findByLabelText('Filter by name');
+    await screen.findByRole('heading', { name: 'orig-a.png' });
+    await user.type(input, 'c');
+    await waitFor(() => expect(apiCall).toHaveBeenCalledWith('/api/v1/files/uploaded', expect.objectContaining({ filters: { name: 'c' } })));
+    await user.type(input, 'at');
+    expect(await screen.findByRole('heading', { name: 'orig-cat.png' })).toBeInTheDocument();
+    await act(async () => answerOlder({ success: true, files: [file('cow.png', 'image/png')], totalImages: 1 }));
+    expect(screen.queryByRole('heading', { name: 'orig-cow.png' })).toBeNull();
+    expect(screen.getByRole('heading', { name: 'orig-cat.png' })).toBeInTheDocument();
+  });
+});
+
+describe('/uploaded after a delete empties the last page', () => {
+  it('goes back to the last page that has files when the list shrank elsewhere too, not to an empty page with no way back', async () => {
+    // Page 2 shows two files; one of them is deleted on another device before this one deletes the other.
+    let files = [...FILES, file('e.png', 'image/png'), file('f.png', 'image/png'), file('g.png', 'image/png'), file('h.png', 'image/png')];
+    routeCalls(
+      apiCall,
+      handlers({
+        '/api/v1/files/uploaded': (body) => {
+          const page = Number(body.page);
+          return { success: true, files: files.slice((page - 1) * 6, page * 6), totalImages: files.length };
+        },
+        '/api/v1/files/delete': (body) => {
+          files = files.filter((f) => f.url !== body.filePath);
+          return { success: true };
+        },
+      }),
+    );
+    renderApp('/uploaded');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Page 2' }));
+    await screen.findByRole('heading', { name: 'orig-h.png' });
+    files = files.filter((f) => f.actual_name !== 'g.png');
+    await user.click(screen.getByRole('button', { name: 'Delete orig-h.png' }));
+    await user.click(within(screen.getByRole('alertdialog')).getByRole('button', { name: 'Delete' }));
+    expect(await screen.findByRole('heading', { name: 'orig-a.png' }, { timeout: 5_000 })).toBeInTheDocument();
+    expect(screen.queryByText('No files yet')).toBeNull();
+    expect(apiCall).toHaveBeenLastCalledWith('/api/v1/files/uploaded', expect.objectContaining({ page: 1 }));
+  });
+});
+
+describe('/uploaded keyboard focus after a delete', () => {
+  it('puts focus on the list heading once the deleted card is gone, not on nothing', async () => {
+    let files = [...FILES];
+    routeCalls(
+      apiCall,
+      handlers({
+        '/api/v1/files/uploaded': () => ({ success: true, files, totalImages: files.length }),
+        '/api/v1/files/delete': (body) => {
+          files = files.filter((f) => f.url !== body.filePath);
+          return { success: true };
+        },
+      }),
+    );
+    renderApp('/uploaded');
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Delete orig-b.mp4' }));
+    await user.keyboard('{Tab}{Enter}');
+    await waitFor(() => expect(screen.queryByRole('heading', { name: 'orig-b.mp4' })).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'Uploaded Files' })), { timeout: 3_000 });
   });
 });

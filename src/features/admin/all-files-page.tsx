@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { ApiError, call, errorMessage } from '../../lib/api-client.ts';
 import { formatDate, formatFileSize } from '../../lib/format.ts';
@@ -12,6 +12,7 @@ import type { adminDeleteFile, adminUploaded } from '../../../contract/admin.ts'
 import { FileSortSelect, type FileSortValue } from '../../components/file-sort-select.tsx';
 import { FileThumb } from '../../components/file-thumb.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
+import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import { ErrorBanner } from './error-banner.tsx';
 import { useDebounced } from '../../lib/use-debounced.ts';
 import { useLoader } from './use-loader.ts';
@@ -36,6 +37,8 @@ export function AllFilesPage() {
     [page, settled, sort],
   );
   const { data, error, reload } = useLoader(load);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusAfterRemoval = useFocusAfterRemoval(heading, data);
   const totalPages = data ? Math.ceil(data.totalImages / FILES_PAGE_SIZE) : 0;
   const unauthorized = error instanceof ApiError && (error.message === NOT_AUTHORIZED || error.status === 403);
 
@@ -60,6 +63,7 @@ export function AllFilesPage() {
     try {
       await call<typeof adminDeleteFile>('/api/v1/admin/update/delete', { filePath: file.url });
       notifySuccess('File deleted.', { short: true });
+      focusAfterRemoval();
     } catch (err) {
       notifyError(errorMessage(err, DELETE_FAILURE));
     }
@@ -68,7 +72,7 @@ export function AllFilesPage() {
 
   return (
     <section className="admin-page" aria-labelledby="admin-files-title">
-      <h1 id="admin-files-title">All files</h1>
+      <h1 ref={heading} id="admin-files-title">All files</h1>
       <FilterFold active={Object.values(filters).filter(Boolean).length + (sort === 'newest' ? 0 : 1)} sorts>
       <form className="admin-filters" role="search" aria-label="Filter files" onSubmit={(e) => e.preventDefault()}>
         <label>

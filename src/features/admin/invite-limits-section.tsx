@@ -1,4 +1,4 @@
-import { useCallback, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import type { adminRoles, adminSetUploadLimit } from '../../../contract/admin.ts';
@@ -12,6 +12,14 @@ const MAX_LIMIT = 100_000;
 function RoleLimitForm({ role, onSaved }: { role: RoleRow; onSaved: () => void }) {
   const [value, setValue] = useState(String(role.invites_allowed));
   const [problem, setProblem] = useState<string | null>(null);
+  // The field follows the server's value when it changes (a save read back). Keyed on the value,
+  // the form was drawn anew instead, and focus, in the field Enter was pressed in, went nowhere.
+  const shown = useRef(role.invites_allowed);
+  useEffect(() => {
+    if (shown.current === role.invites_allowed) return;
+    shown.current = role.invites_allowed;
+    setValue(String(role.invites_allowed));
+  }, [role.invites_allowed]);
   const id = `limit-${role.name}`;
 
   const submit = async (e: FormEvent) => {
@@ -69,7 +77,7 @@ export function InviteLimitsSection() {
     <section className="card admin-section" aria-labelledby="limits-title">
       <h2 id="limits-title">Weekly invite limit per role</h2>
       <ErrorBanner error={error} />
-      {data?.roles.map((r) => <RoleLimitForm key={`${r._id}-${r.invites_allowed}`} role={r} onSaved={reload} />)}
+      {data?.roles.map((r) => <RoleLimitForm key={r._id} role={r} onSaved={reload} />)}
     </section>
   );
 }

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -9,6 +9,7 @@ import type { adminInviteLogs, adminRemoveInvite } from '../../../contract/admin
 import { ErrorBanner } from './error-banner.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
+import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import { InviteCreateForm } from './invite-create-form.tsx';
 import { useDebounced } from '../../lib/use-debounced.ts';
 import { useLoader } from './use-loader.ts';
@@ -34,6 +35,8 @@ export function InviteLogsPage() {
     [page, settled, claimedFilter],
   );
   const { data, error, reload } = useLoader(load);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusAfterRemoval = useFocusAfterRemoval(heading, data);
   const totalPages = data?.totalPages ?? 0;
 
   useEffect(() => {
@@ -50,6 +53,7 @@ export function InviteLogsPage() {
     try {
       await call<typeof adminRemoveInvite>('/api/v1/admin/set/inviteremove', { inviteKeyId: invite._id });
       notifySuccess('Invite key removed.', { short: true });
+      focusAfterRemoval();
     } catch (err) {
       notifyError(errorMessage(err, GENERAL_FAILURE));
     }
@@ -58,7 +62,7 @@ export function InviteLogsPage() {
 
   return (
     <section className="admin-page" aria-labelledby="admin-invites-title">
-      <h1 id="admin-invites-title">Invite Logs</h1>
+      <h1 ref={heading} id="admin-invites-title">Invite Logs</h1>
       <InviteCreateForm onCreated={reload} />
       <FilterFold active={Object.values(text).filter(Boolean).length + (claimedFilter === 'all' ? 0 : 1)}>
       <form className="admin-filters" role="search" aria-label="Filter invites" onSubmit={(e) => e.preventDefault()}>

@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
+import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import type { adminAddMimeTypes, adminDeleteMimeType, adminMimeTypes } from '../../../contract/admin.ts';
 import { MIME_PATTERN } from '../../../contract/mime-pattern.ts';
 import { ErrorBanner } from './error-banner.tsx';
@@ -18,6 +19,8 @@ export function MimeTypesSection() {
   const [list, setList] = useState<string[]>([]);
   const [input, setInput] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusAfterRemoval = useFocusAfterRemoval(heading, list);
 
   useEffect(() => {
     if (loaded.data) setList(loaded.data.mimetypes);
@@ -48,6 +51,7 @@ export function MimeTypesSection() {
     if (!(await confirm(`Stop allowing ${mime}?`, { confirmLabel: 'Delete', danger: true }))) return;
     try {
       const res = await call<typeof adminDeleteMimeType>('/api/v1/admin/delete/mimetypes', { mimeType: mime });
+      focusAfterRemoval();
       setList(res.mimetypes);
       notifySuccess(`Removed ${mime}.`, { short: true });
     } catch (err) {
@@ -57,7 +61,7 @@ export function MimeTypesSection() {
 
   return (
     <section className="card admin-section" aria-labelledby="mime-title">
-      <h2 id="mime-title">Allowed MIME types</h2>
+      <h2 ref={heading} id="mime-title">Allowed MIME types</h2>
       <ErrorBanner error={loaded.error} />
       <form className="admin-inline-form" onSubmit={(e) => void add(e)} noValidate>
         <label htmlFor="mime-input">Add MIME types (comma-separated)</label>

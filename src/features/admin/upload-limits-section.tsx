@@ -1,4 +1,4 @@
-import { useCallback, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import type { Static } from 'typebox';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -33,6 +33,14 @@ function NumberForm(props: {
 }) {
   const [value, setValue] = useState(props.initial);
   const [problem, setProblem] = useState<string | null>(null);
+  // The field follows the server's value when it changes (a save read back). Keyed on the value,
+  // the form was drawn anew instead, and focus, in the field Enter was pressed in, went nowhere.
+  const shown = useRef(props.initial);
+  useEffect(() => {
+    if (shown.current === props.initial) return;
+    shown.current = props.initial;
+    setValue(props.initial);
+  }, [props.initial]);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -107,7 +115,7 @@ export function UploadLimitsSection() {
         <>
           {LIMITS.map((l) => (
             <NumberForm
-              key={`${l.name}-${limits[l.name]}`}
+              key={l.name}
               id={`limit-${l.name}`}
               label={`${l.label} (${l.unit})`}
               initial={String(limits[l.name])}
@@ -124,7 +132,7 @@ export function UploadLimitsSection() {
           <h3>Storage quota per role (MB)</h3>
           {ROLES.map((role) => (
             <NumberForm
-              key={`quota-${role}-${limits.storage_quota[role]}`}
+              key={`quota-${role}`}
               id={`quota-${role}`}
               label={`${role} quota`}
               initial={limits.storage_quota[role] === null ? '' : String(limits.storage_quota[role])}

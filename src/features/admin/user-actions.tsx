@@ -59,20 +59,30 @@ interface ActionsProps {
   user: AdminUserRow;
   isSelf: boolean;
   onChanged: () => void;
+  /** The account is gone: its row, which held focus, goes with the next read of the list. */
+  onRemoved?: () => void;
   onEdit: (kind: 'rename' | 'password') => void;
 }
 
-export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
+export function UserActions({ user, isSelf, onChanged, onRemoved, onEdit }: ActionsProps) {
   const confirm = useConfirm();
   const [sheet, setSheet] = useState(false);
   // A large account's removal is answered after up to 10 s (server users/account-removals.ts):
   // meanwhile the row says so and offers nothing more, so a second tap does not ask again.
   const [deleting, setDeleting] = useState(false);
+  // admin/set/ban toggles (contract adminSetBan): a second "Ban" confirmed while the first is on
+  // its way, or before the list shows its result, would unban. The row offers none until the
+  // list has been read again after the answer (a new `user`).
+  const [banning, setBanning] = useState(false);
+  const [bannedFrom, setBannedFrom] = useState<AdminUserRow | null>(null);
+  const banHeld = banning || bannedFrom === user;
   const verb = user.banned ? 'unban' : 'ban';
 
   const toggleBan = async () => {
     // Spec §4: the confirm text says ban or unban.
     if (!(await confirm(`Are you sure you want to ${verb} ${user.username}?`, { confirmLabel: user.banned ? 'Unban' : 'Ban', danger: !user.banned }))) return;
+    setBanning(true);
+    setBannedFrom(user);
     try {
       const res = await call<typeof adminSetBan>('/api/v1/admin/set/ban', { userId: user._id });
       notifySuccess(res.banned ? `${user.username} has been banned.` : `${user.username} has been unbanned.`);
@@ -81,6 +91,8 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
       // else gets the spec §8 text.
       const explained = err instanceof ApiError && err.fromServer && err.status >= 400 && err.status < 500;
       notifyError(explained ? err.message : BAN_FAILURE);
+    } finally {
+      setBanning(false);
     }
     onChanged();
   };
@@ -91,6 +103,7 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
     try {
       await call<typeof adminRemoveUser>('/api/v1/admin/set/remove', { userId: user._id });
       notifySuccess(`${user.username} has been deleted.`);
+      onRemoved?.();
     } catch (err) {
       notifyError(errorMessage(err, GENERAL_FAILURE));
     } finally {
@@ -111,7 +124,7 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
         subtitle={`${user.role}${user.banned ? ', banned' : ''} · joined ${formatDate(user.time_created)}`}
         onClose={() => setSheet(false)}
         actions={[
-          { label: user.banned ? 'Unban' : 'Ban', onSelect: () => void toggleBan(), disabled: isSelf, danger: !user.banned },
+          { label: user.banned ? 'Unban' : 'Ban', onSelect: () => void toggleBan(), disabled: isSelf || banHeld, danger: !user.banned },
           { label: 'Rename', onSelect: () => onEdit('rename') },
           { label: 'Reset password', onSelect: () => onEdit('password') },
           { label: 'Delete', onSelect: () => void remove(), disabled: isSelf, danger: true },
@@ -119,7 +132,7 @@ export function UserActions({ user, isSelf, onChanged, onEdit }: ActionsProps) {
       />
     )}
     <div className="admin-actions admin-actions-inline">
-      <button type="button" className="btn btn-small" onClick={() => void toggleBan()} disabled={isSelf || deleting} aria-label={`${user.banned ? 'Unban' : 'Ban'} ${user.username}`}>
+      <button type="button" className="btn btn-small" onClick={() => void toggleBan()} disabled={isSelf || deleting || banHeld} aria-label={`${user.banned ? 'Unban' : 'Ban'} ${user.username}`}>
         {user.banned ? 'Unban' : 'Ban'}
       </button>
       <button type="button" className="btn btn-small" onClick={() => onEdit('rename')} disabled={deleting} aria-label={`Rename ${user.username}`}>

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { call } from '../../lib/api-client.ts';
 import { formatDate } from '../../lib/format.ts';
 import { useSession } from '../../lib/session.tsx';
@@ -8,6 +8,7 @@ import type { adminUsers } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
+import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
 import { useLoader } from './use-loader.ts';
 import { RoleSelect, UserActions } from './user-actions.tsx';
@@ -47,6 +48,8 @@ export function UsersPage() {
     [page, search, sortBy, roleFilter, bannedOnly],
   );
   const { data, error, reload } = useLoader(load);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusAfterRemoval = useFocusAfterRemoval(heading, data);
   const totalPages = data?.totalPages ?? 0;
 
   // Deleting the last user of the last page would leave an empty page behind.
@@ -58,7 +61,7 @@ export function UsersPage() {
 
   return (
     <section className="admin-page" aria-labelledby="admin-users-title">
-      <h1 id="admin-users-title">Users</h1>
+      <h1 ref={heading} id="admin-users-title">Users</h1>
       <FilterFold active={[query, roleFilter, bannedOnly].filter(Boolean).length}>
       <form className="admin-filters" role="search" aria-label="Filter users" onSubmit={(e) => e.preventDefault()}>
         <label>
@@ -166,6 +169,7 @@ export function UsersPage() {
                 user={u}
                 isSelf={me?.username === u.username}
                 onChanged={reload}
+                onRemoved={focusAfterRemoval}
                 onEdit={(kind) => setEditing({ user: u, kind })}
               />
             ),

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { FileRecord, filesDelete, filesUploaded } from '../../../contract/files.ts';
 import { FileSortSelect, type FileSortValue } from '../../components/file-sort-select.tsx';
 import { CopyLink } from '../../components/copy-link.tsx';
@@ -20,6 +20,7 @@ import { FilePreview, previewKind } from './file-preview.tsx';
 import './files.css';
 import { Banner } from '../../components/banner.tsx';
 import { FileName } from '../../components/file-name.tsx';
+import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 
 export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
 
@@ -38,10 +39,16 @@ export function UploadedPage() {
   // The original plays only when asked for (spec §2 preview by type); the list shows small previews.
   const [playing, setPlaying] = useState<string | null>(null);
   const nameFilter = useDebounced(name);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusAfterRemoval = useFocusAfterRemoval(heading, files);
 
   // The list tries again by itself after a failure that never reached the server.
   const retry = useRetryUnreachable(() => void load());
+  // Only the newest request may fill the list: typing "c", pausing, then "at" sends two queries,
+  // and the one for "c" can answer last (useLoader does the same for the admin lists).
+  const latest = useRef(0);
   const load = useCallback(async () => {
+    const mine = ++latest.current;
     setLoading(true);
     try {
       const res = await call<typeof filesUploaded>('/api/v1/files/uploaded', {
@@ -50,16 +57,18 @@ export function UploadedPage() {
         filters: { name: nameFilter },
         sort,
       });
+      if (mine !== latest.current) return;
       setFiles(res.files);
       setTotal(res.totalImages);
       setError('');
       retry.settled();
     } catch (err) {
+      if (mine !== latest.current) return;
       // Issue 11 item 5: no answer and no saved copy of this list: say why, and load it when back.
       setError(loadFailureText(err, 'this list'));
       retry.after(err);
     } finally {
-      setLoading(false);
+      if (mine === latest.current) setLoading(false);
     }
   }, [page, nameFilter, sort, retry]);
 
@@ -69,11 +78,18 @@ export function UploadedPage() {
 
   const totalPages = Math.max(1, Math.ceil(total / PAGE_SIZE_FILES));
 
+  // A page past the end (files deleted on another device too, or two deletes at once) showed
+  // 'No files yet' with no pagination to go back by: go to the last page that has files.
+  useEffect(() => {
+    if (page > totalPages) setPage(totalPages);
+  }, [page, totalPages]);
+
   async function remove(file: FileRecord) {
     if (!(await confirm(`Delete ${file.original_name}? This cannot be undone.`, { confirmLabel: 'Delete', danger: true }))) return;
     try {
       await call<typeof filesDelete>('/api/v1/files/delete', { filePath: file.url });
       notifySuccess('File deleted', { short: true });
+      focusAfterRemoval();
       // Deleting the last file of the last page moves back one page instead of showing an empty one.
       if (files.length === 1 && page > 1) setPage(page - 1);
       else void load();
@@ -84,7 +100,7 @@ export function UploadedPage() {
 
   return (
     <div className="uploaded-page">
-      <h1 className="page-title">Uploaded Files</h1>
+      <h1 ref={heading} className="page-title">Uploaded Files</h1>
       <FilterFold active={(name ? 1 : 0) + (sort === 'newest' ? 0 : 1)} sorts>
       <div className="card filters">
         <div className="field">

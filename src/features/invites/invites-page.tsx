@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { Invite } from '../../../contract/common.ts';
 import type { manageInviteRemoval, manageInvites } from '../../../contract/invites.ts';
 import { CopyLink } from '../../components/copy-link.tsx';
@@ -14,6 +14,7 @@ import { useDebounced } from '../../lib/use-debounced.ts';
 import { Banner } from '../../components/banner.tsx';
 import { StateBadge } from '../../components/state-badge.tsx';
 import { Link } from 'react-router-dom';
+import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 
 type Claimed = 'all' | 'claimed' | 'unclaimed';
 
@@ -28,22 +29,29 @@ export function InvitesPage() {
   const [error, setError] = useState('');
   const [loaded, setLoaded] = useState(false);
   const claimedByFilter = useDebounced(claimedBy);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusAfterRemoval = useFocusAfterRemoval(heading, invites);
 
   // A read that got no answer is tried again by itself (offline, the server unreachable).
   const retry = useRetryUnreachable(() => void load());
+  // Only the newest request may fill the table: an older claimed-by query can answer last.
+  const latest = useRef(0);
   const load = useCallback(async () => {
+    const mine = ++latest.current;
     try {
       const res = await call<typeof manageInvites>('/api/v1/manage/invites', {
         page,
         limit: PAGE_SIZE_INVITES,
         filters: { claimedFilter: claimed, claimedBy: claimedByFilter },
       });
+      if (mine !== latest.current) return;
       setInvites(res.invites);
       setTotalPages(Math.max(1, res.totalPages));
       setError('');
       setLoaded(true);
       retry.settled();
     } catch (err) {
+      if (mine !== latest.current) return;
       setError(loadFailureText(err, 'this list'));
       retry.after(err);
     }
@@ -53,11 +61,18 @@ export function InvitesPage() {
     void load();
   }, [load]);
 
+  // A page past the end (invites deleted on another device too) showed an empty table with no
+  // pagination to go back by: go to the last page that has invites.
+  useEffect(() => {
+    if (page > totalPages) setPage(totalPages);
+  }, [page, totalPages]);
+
   async function remove(invite: Invite) {
     if (!(await confirm(`Delete the invite ${invite.inviteKey}?`, { confirmLabel: 'Delete', danger: true }))) return;
     try {
       await call<typeof manageInviteRemoval>('/api/v1/manage/inviteremoval', { inviteKeyId: invite._id });
       notifySuccess('Invite deleted', { short: true });
+      focusAfterRemoval();
       if (invites.length === 1 && page > 1) setPage(page - 1);
       else void load();
     } catch (err) {
@@ -67,7 +82,7 @@ export function InvitesPage() {
 
   return (
     <div>
-      <h1 className="page-title">Invites Given</h1>
+      <h1 ref={heading} className="page-title">Invites Given</h1>
       <div className="card filters">
         <div className="field">
           <label htmlFor="inv-claimed">Status</label>

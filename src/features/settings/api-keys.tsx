@@ -1,8 +1,9 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { authApiKeys, authApiKeysGenerate, authApiKeysRevoke } from '../../../contract/auth.ts';
 import type { ResponseOf } from '../../../contract/common.ts';
 import { CopyLink } from '../../components/copy-link.tsx';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
+import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
@@ -25,6 +26,8 @@ export function ApiKeysSection() {
   const [keys, setKeys] = useState<ApiKey[] | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const focusAfterRemoval = useFocusAfterRemoval(heading, keys);
 
   // A read that got no answer is tried again by itself (offline, the server unreachable).
   const retry = useRetryUnreachable(() => void load());
@@ -62,6 +65,7 @@ export function ApiKeysSection() {
     try {
       await call<typeof authApiKeysRevoke>('/api/v1/auth/apikeys/revoke', { apiKey: key._id });
       notifySuccess('API key revoked', { short: true });
+      focusAfterRemoval();
       await load();
     } catch (err) {
       notifyError(errorMessage(err, 'An internal error occurred.'));
@@ -78,7 +82,7 @@ export function ApiKeysSection() {
 
   return (
     <section className="card" aria-labelledby="apikeys-title">
-      <h2 id="apikeys-title">API keys</h2>
+      <h2 ref={heading} id="apikeys-title">API keys</h2>
       <p className="hint">API keys upload files for tools such as ShareX or curl. Treat them like passwords.</p>
       <Banner kind="error" text={error} />
       {keys === null ? null : keys.length === 0 ? (
@@ -112,7 +116,9 @@ export function ApiKeysSection() {
         <button type="button" className="btn btn-primary" disabled={busy} onClick={() => void generate()}>
           Generate API key
         </button>
-        <button type="button" className="btn" onClick={() => download(keys?.[0])}>
+        {/* Until the list is read there may well be keys: spec §5's 'Please generate an API key
+            first.' would tell someone offline to make one they do not need. */}
+        <button type="button" className="btn" disabled={keys === null} onClick={() => download(keys?.[0])}>
           Download ShareX config
         </button>
       </div>

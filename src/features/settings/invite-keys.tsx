@@ -46,6 +46,9 @@ export function InviteKeysSection() {
       await load();
     } catch (err) {
       notifyError(errorMessage(err, 'An internal error occurred.'));
+      // A refusal by the weekly limit (spec §8) means the count shown was out of date (keys made
+      // on another device): read it again so the screen stops offering a key it cannot give.
+      await load();
     } finally {
       setBusy(false);
     }

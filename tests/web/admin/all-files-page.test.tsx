@@ -64,3 +64,23 @@ describe('admin all files screen', () => {
     );
   });
 });
+
+describe('admin all files keyboard focus', () => {
+  it('puts focus on the heading once the deleted row is gone, not on nothing', async () => {
+    let files = [file(1), file(2)];
+    const server = fakeServer({
+      '/api/v1/admin/get/uploaded': () => ({ success: true, files, totalImages: files.length }),
+      '/api/v1/admin/update/delete': (body) => {
+        files = files.filter((f) => f.url !== body.filePath);
+        return { success: true };
+      },
+    });
+    api.impl = server.impl as typeof api.impl;
+    renderAdmin('/admin/uploaded', { username: 'root', role: 'admin' });
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Delete holiday-2.png' }));
+    await user.keyboard('{Tab}{Enter}');
+    await waitFor(() => expect(screen.queryByText('holiday-2.png')).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'All files' })), { timeout: 3_000 });
+  });
+});

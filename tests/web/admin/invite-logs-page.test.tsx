@@ -84,3 +84,23 @@ describe('admin invite logs screen', () => {
     );
   });
 });
+
+describe('admin invite logs keyboard focus', () => {
+  it('puts focus on the heading once the removed row is gone, not on nothing', async () => {
+    let rows = [...invites];
+    const server = fakeServer({
+      '/api/v1/admin/get/invitelogs': () => ({ success: true, invites: rows, totalPages: 1, total: rows.length }),
+      '/api/v1/admin/set/inviteremove': (body) => {
+        rows = rows.filter((i) => i._id !== body.inviteKeyId);
+        return { success: true };
+      },
+    });
+    api.impl = server.impl as typeof api.impl;
+    renderAdmin('/admin/invitelogs', ADMIN);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Remove invite KEY-TWO' }));
+    await user.keyboard('{Tab}{Enter}');
+    await waitFor(() => expect(screen.queryByText('KEY-TWO')).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'Invite Logs' })), { timeout: 3_000 });
+  });
+});

@@ -156,3 +156,39 @@ describe('admin site settings screen', () => {
     expect(screen.getByText('3.00 GB')).toBeInTheDocument();
   });
 });
+
+describe('saving a weekly invite limit from the keyboard', () => {
+  it('keeps focus in the field it was saved from once the roles are read again', async () => {
+    const roles = [
+      { _id: 'r1', name: 'default', invites_allowed: 1 },
+      { _id: 'r2', name: 'trusted', invites_allowed: 5 },
+    ];
+    const server = fakeServer({
+      '/api/v1/admin/get/roles': () => ({ success: true, roles: roles.map((r) => ({ ...r })) }),
+      '/api/v1/admin/set/uploadlimit': (b) => {
+        roles.find((r) => r.name === b.roleName)!.invites_allowed = Number(b.invitesAllowed);
+        return { success: true };
+      },
+    });
+    api.impl = server.impl as typeof api.impl;
+    renderAdmin('/admin/settings', ADMIN);
+    const trusted = await screen.findByRole('spinbutton', { name: 'trusted' });
+    await userEvent.clear(trusted);
+    await userEvent.type(trusted, '7{Enter}');
+    await waitFor(() => expect(server.calls.filter((c) => c.path === '/api/v1/admin/get/roles')).toHaveLength(2));
+    await waitFor(() => expect(screen.getByRole('spinbutton', { name: 'trusted' })).toHaveValue(7));
+    expect(document.activeElement).toBe(screen.getByRole('spinbutton', { name: 'trusted' }));
+  });
+});
+
+describe('removing an allowed MIME type from the keyboard', () => {
+  it('puts focus on the section heading once the removed type is gone, not on nothing', async () => {
+    serve();
+    renderAdmin('/admin/settings', ADMIN);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Delete video/*' }));
+    await user.keyboard('{Tab}{Enter}');
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Delete video/*' })).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'Allowed MIME types' })), { timeout: 3_000 });
+  });
+});

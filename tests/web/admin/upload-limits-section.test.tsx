@@ -86,3 +86,16 @@ describe('upload limits in Site Settings (design §6)', () => {
     await waitFor(() => expect(server.calls.filter((c) => c.path === '/api/v1/admin/set/storagequota').at(-1)?.body).toEqual({ roleName: 'mod', quotaMb: 10240 }));
   });
 });
+
+describe('saving an upload limit from the keyboard', () => {
+  it('keeps focus in the field it was saved from once the limits are read again', async () => {
+    const server = serve();
+    renderAdmin('/admin/settings', ADMIN);
+    const uploads = await screen.findByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' });
+    await userEvent.clear(uploads);
+    await userEvent.type(uploads, '5{Enter}');
+    await waitFor(() => expect(server.calls.filter((c) => c.path === '/api/v1/admin/get/limits')).toHaveLength(2));
+    await waitFor(() => expect(screen.getByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' })).toHaveValue(5));
+    expect(document.activeElement).toBe(screen.getByRole('spinbutton', { name: 'Unfinished uploads per user (uploads)' }));
+  });
+});

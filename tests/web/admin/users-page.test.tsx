@@ -73,6 +73,31 @@ describe('admin users screen', () => {
     expect(server.calls.find((c) => c.path === '/api/v1/admin/set/ban')?.body).toEqual({ userId: 'u2' });
   });
 
+  it('offers no second Ban while the first is answered and the row not yet read again, since a second would undo it', async () => {
+    // admin/set/ban toggles (contract adminSetBan): a second "ban" on a slow connection unbanned.
+    let answer!: () => void;
+    let bobBanned = false;
+    const server = serve({
+      '/api/v1/admin/get/users': () => ({ success: true, users: users.map((u) => (u._id === 'u2' ? { ...u, banned: bobBanned } : u)), totalPages: 1, totalUsers: users.length }),
+      '/api/v1/admin/set/ban': () =>
+        new Promise((resolve) => (answer = () => {
+          bobBanned = !bobBanned;
+          resolve({ success: true, banned: bobBanned });
+        })),
+    });
+    renderAdmin('/admin/users', ADMIN);
+    const ban = await screen.findByRole('button', { name: 'Ban bob' });
+    await userEvent.click(ban);
+    await userEvent.click(within(await screen.findByRole('alertdialog')).getByRole('button', { name: 'Ban' }));
+    await waitFor(() => expect(server.calls.filter((c) => c.path === '/api/v1/admin/set/ban')).toHaveLength(1));
+    await waitFor(() => expect(ban).toBeDisabled());
+    await userEvent.click(ban);
+    expect(screen.queryByRole('alertdialog')).toBeNull();
+    answer();
+    expect(await screen.findByRole('button', { name: 'Unban bob' })).toBeEnabled();
+    expect(server.calls.filter((c) => c.path === '/api/v1/admin/set/ban')).toHaveLength(1);
+  });
+
   it('shows the spec §8 text when a ban fails without an explanation', async () => {
     serve({
       '/api/v1/admin/set/ban': () => {
@@ -106,6 +131,35 @@ describe('admin users screen', () => {
     // The list is asked again; this fake still lists bob, whose row offers its actions again.
     await waitFor(() => expect(screen.getByRole('button', { name: 'Delete bob' })).toBeEnabled());
     expect(server.calls.filter((c) => c.path === '/api/v1/admin/get/users').length).toBeGreaterThan(1);
+  });
+
+  it("puts focus on the heading once a deleted account's row is gone, not on nothing", async () => {
+    let rows = [...users];
+    serve({
+      '/api/v1/admin/get/users': () => ({ success: true, users: rows, totalPages: 1, totalUsers: rows.length }),
+      '/api/v1/admin/set/remove': (body) => {
+        rows = rows.filter((u) => u._id !== body.userId);
+        return { success: true };
+      },
+    });
+    renderAdmin('/admin/users', ADMIN);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Delete bob' }));
+    await user.keyboard('{Tab}{Enter}');
+    await waitFor(() => expect(screen.queryByRole('button', { name: 'Delete bob' })).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole('heading', { name: 'Users' })), { timeout: 3_000 });
+  });
+
+  it('puts focus in the rename field when Rename is picked from the phone action sheet', async () => {
+    serve();
+    renderAdmin('/admin/users', ADMIN);
+    const user = userEvent.setup();
+    await user.click(await screen.findByRole('button', { name: 'Actions for bob' }));
+    await user.click(within(await screen.findByRole('dialog', { name: 'bob' })).getByRole('button', { name: 'Rename' }));
+    const field = await screen.findByLabelText('New username for bob');
+    // The sheet gave focus back to "Actions" as it closed, after the field had taken it.
+    await waitFor(() => expect(screen.queryByRole('dialog', { name: 'bob' })).toBeNull());
+    expect(document.activeElement).toBe(field);
   });
 
   it('sends the filters, 8 per page, and starts again at page 1 when one changes', async () => {
