@@ -292,6 +292,9 @@ export class S3Storage implements Storage {
         await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: target, UploadId: uploadId })).catch(() => {});
         throw err;
       }
+      // An earlier attempt that died midway (or whose abort the store refused) left its upload
+      // open, billed for its parts; with the file listed now, no discard will ever come for it.
+      await this.abortOpenUploads(key).catch((err: unknown) => this.log(`s3: could not abort earlier uploads of ${key}: ${String(err)}`));
     }
     // The stored object is complete; leftover pieces would only cost space, never correctness.
     await this.deleteNames(pieces.map((p) => p.name)).catch((err: unknown) => this.log(`s3: could not delete pieces of ${key}: ${String(err)}`));
@@ -318,10 +321,20 @@ export class S3Storage implements Storage {
     checkKey(key);
     await this.deleteNames((await this.listPieces(key, 0, Infinity)).map((p) => p.name));
     // A finalize that died midway leaves a multipart upload; abort it so its parts are reclaimed.
-    const open = await this.send(`discard ${key}`, () => this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: storedName(key) })));
+    await this.abortOpenUploads(key);
+  }
+
+  /** Aborts every multipart upload open on `files/<key>` (each a finalize that never completed). */
+  private async abortOpenUploads(key: string): Promise<void> {
+    const open = await this.send(`abort uploads ${key}`, () => this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: storedName(key) })));
     for (const u of open.Uploads ?? []) {
       if (u.Key !== storedName(key) || !u.UploadId) continue;
-      await this.send(`discard ${key}`, () => this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId })));
+      try {
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: u.Key, UploadId: u.UploadId }));
+      } catch (err) {
+        // Aborted or completed by another process since the listing: nothing is left to reclaim.
+        if (!isNotFound(err)) throw this.fail(`abort uploads ${key}`, err);
+      }
     }
   }
 
@@ -334,7 +347,37 @@ export class S3Storage implements Storage {
     // Lazy: nothing is asked of the store until the response starts reading, and a failure
     // before the first byte still reaches the error handler as a 503 (headers not yet sent).
     const res = await this.send(`read ${key}`, () => this.getObject(key, range));
-    for await (const b of res.Body as Readable) yield b as Buffer;
+    yield* this.bodyBytes(`read ${key}`, res.Body as Readable);
+  }
+
+  /**
+   * A response body read by the server itself (read(): the files host's small files, previews,
+   * re-hashing): a store that goes silent midway fails the read after the silence limit, counted
+   * only while the reader waits for bytes (a reader that pauses is not the store's silence), and
+   * a body cut midway is a StorageError (503, retry) like any store failure, not an unknown 500.
+   */
+  private async *bodyBytes(action: string, body: Readable): AsyncGenerator<Buffer> {
+    const pieces = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    try {
+      for (;;) {
+        let timer: NodeJS.Timeout | undefined;
+        const silent = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(Object.assign(new Error(`the store sent nothing for ${this.silenceMs} ms`), { name: 'TimeoutError' })), this.silenceMs);
+        });
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await Promise.race([pieces.next(), silent]);
+        } catch (err) {
+          throw this.fail(action, err);
+        } finally {
+          clearTimeout(timer);
+        }
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      body.destroy();
+    }
   }
 
   async openRead(key: string, range?: { start: number; end: number }): Promise<Readable | null> {
@@ -452,7 +495,7 @@ export class S3Storage implements Storage {
     const res = await this.send(`read ${key}`, () =>
       this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: s.piece.name, Range: `bytes=${s.from - s.piece.start}-${s.to - s.piece.start - 1}` })),
     );
-    for await (const b of res.Body as Readable) yield b as Buffer;
+    yield* this.bodyBytes(`read ${key}`, res.Body as Readable);
   }
 
   private async readAll(key: string, start: number, end: number): Promise<Buffer> {
