@@ -48,7 +48,7 @@ export async function leasedSweep(deps: Deps, now: number = nowSeconds(), holder
  */
 export async function leasedReclaim(deps: Deps, stopped: () => boolean = () => false, now: number = nowSeconds(), holder: string = HOLDER): Promise<ReclaimPass | null> {
   if (!(await takeLease(deps.db, 'reclaim-doomed-bytes', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
-  const pass = await reclaimDoomedBytes(deps, { stopped });
+  const pass = await reclaimDoomedBytes(deps, { stopped, now });
   if (pass.failed > 0) console.error(`the store refused to delete ${pass.failed} doomed objects; they are tried again next period`, pass.firstError);
   return pass;
 }

@@ -46,6 +46,47 @@ export async function doomUploadsOfUser(trx: Database, userId: string, now = now
     .execute();
 }
 
+/**
+ * How long a renderer's preview keys stay listed before a pass may take them
+ * (media/preview-queue.ts): the keys are listed before their objects are written, and unlisted by
+ * the transaction that records them, so a pass must not take them while that is under way. The
+ * rendering itself is over before they are listed; what is left is writing three small objects and
+ * one update, so an hour is far past it. A renderer that finds its keys taken meanwhile records
+ * nothing (the file is rendered again by a later backfill).
+ */
+export const PREVIEW_INTENT_SECONDS = 60 * 60;
+
+/**
+ * Lists a renderer's preview keys before their objects are written, due `PREVIEW_INTENT_SECONDS`
+ * from `now` (`doomed_at` is when a pass may take a key). 'upload': a key may be left half
+ * written (`writeAt` without `finalize`) or stored, and that kind does both.
+ */
+export async function doomPreviewKeys(db: Database, keys: string[], now = nowSeconds()): Promise<void> {
+  if (keys.length === 0) return;
+  await db
+    .insertInto('doomed_bytes')
+    .values(keys.map((storage_key) => ({ storage_key, previews: null, kind: 'upload' as const, doomed_at: now + PREVIEW_INTENT_SECONDS })))
+    .onConflict((oc) => oc.column('storage_key').doNothing())
+    .execute();
+}
+
+/**
+ * In the transaction that records a file's previews: unlists its keys. False when any was taken
+ * meanwhile (a pass past their time), whose objects may be gone: the caller records nothing.
+ */
+export async function keepPreviewKeys(trx: Database, keys: string[]): Promise<boolean> {
+  if (keys.length === 0) return true;
+  const res = await trx.deleteFrom('doomed_bytes').where('storage_key', 'in', keys).executeTakeFirst();
+  return Number(res.numDeletedRows) === keys.length;
+}
+
+/** Preview keys their renderer is done with (its record lost, or failed): due at once, then reclaimed. */
+export async function dropPreviewKeys(deps: Pick<Deps, 'db' | 'storage'>, keys: string[], now = nowSeconds()): Promise<ReclaimPass> {
+  if (keys.length === 0) return { reclaimed: 0, failed: 0, more: false };
+  await deps.db.updateTable('doomed_bytes').set({ doomed_at: now }).where('storage_key', 'in', keys).execute();
+  return reclaimDoomedBytes(deps, { keys, now });
+}
+
 export interface ReclaimPass {
   /** Keys whose bytes the store has let go of (and whose rows here are gone). */
   reclaimed: number;
@@ -61,12 +102,14 @@ export interface ReclaimPass {
  * One pass over the doomed keys (or only `keys`), in key order, `BATCH` at a time with at most
  * `CONCURRENCY` deletes in flight: each key's objects deleted, then its row. A key the store
  * refuses stays for the next pass; the pass goes on past it. `limit`: keys read at most;
- * `stopped`: asked before each batch (a process shutting down).
+ * `stopped`: asked before each batch (a process shutting down). Only keys due by `now` are taken:
+ * a preview key being written and recorded is listed with a later time (`doomPreviewKeys`).
  */
 export async function reclaimDoomedBytes(
   deps: Pick<Deps, 'db' | 'storage'>,
-  options: { keys?: string[]; limit?: number; stopped?: () => boolean } = {},
+  options: { keys?: string[]; limit?: number; stopped?: () => boolean; now?: number } = {},
 ): Promise<ReclaimPass> {
+  const now = options.now ?? nowSeconds();
   const pass: ReclaimPass = { reclaimed: 0, failed: 0, more: false };
   const limit = options.limit ?? Infinity;
   let after: string | null = null;
@@ -74,10 +117,10 @@ export async function reclaimDoomedBytes(
   for (;;) {
     const take = Math.min(BATCH, limit - read);
     if (take <= 0 || options.stopped?.()) {
-      pass.more = (await doomedAfter(deps.db, after, options.keys).select('storage_key').limit(1).execute()).length > 0;
+      pass.more = (await doomedAfter(deps.db, after, options.keys, now).select('storage_key').limit(1).execute()).length > 0;
       return pass;
     }
-    const rows = await doomedAfter(deps.db, after, options.keys).selectAll().orderBy('storage_key').limit(take).execute();
+    const rows = await doomedAfter(deps.db, after, options.keys, now).selectAll().orderBy('storage_key').limit(take).execute();
     read += rows.length;
     const gone: string[] = [];
     await pMap(
@@ -105,9 +148,9 @@ export async function reclaimDoomedBytes(
   }
 }
 
-/** The doomed keys a pass has still to read: past `after`, and among `keys` when given. */
-function doomedAfter(db: Database, after: string | null, keys: string[] | undefined) {
-  let rows = db.selectFrom('doomed_bytes');
+/** The doomed keys a pass has still to read: due by `now`, past `after`, and among `keys` when given. */
+function doomedAfter(db: Database, after: string | null, keys: string[] | undefined, now: number) {
+  let rows = db.selectFrom('doomed_bytes').where('doomed_at', '<=', now);
   if (after !== null) rows = rows.where('storage_key', '>', after);
   if (keys) rows = rows.where('storage_key', 'in', keys.length > 0 ? keys : ['']);
   return rows;

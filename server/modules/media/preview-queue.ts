@@ -6,6 +6,7 @@ import type { Storage } from '../../storage/storage.ts';
 import type { MetadataPool } from './metadata-pool.ts';
 import { isPreviewable, previewKey, type StoredPreview } from './previews.ts';
 import { filesWithoutPreviews, findPreviewSource, recordPreviews } from './previews.repository.ts';
+import { doomPreviewKeys, dropPreviewKeys, keepPreviewKeys } from '../files/doomed-bytes.ts';
 
 const BACKFILL_BATCH = 100;
 
@@ -118,26 +119,33 @@ export class PreviewQueue {
     if (rendered === null && readFailure !== null && (await this.mayStillBeStored(file.storage_key))) {
       throw new Error(`the store failed a read (${String(readFailure)}); they are made on a later pass`);
     }
-    const stored: StoredPreview[] = [];
     const tag = crypto.randomBytes(4).toString('base64url');
-    let writing: string | null = null;
+    const previews: StoredPreview[] = (rendered ?? []).map((p) => ({ width: p.width, height: p.height, bytes: p.data.length, suffix: `p${p.width}_${tag}` }));
+    const keys = previews.map((p) => previewKey(file.storage_key, p));
+    // Listed before a byte is written, and unlisted only by the transaction that records them: a
+    // crash, a record that loses or fails, or a store that refuses the cleanup below leaves them
+    // listed, and the reclaim (files/doomed-bytes.ts) deletes them once they are due.
+    await doomPreviewKeys(this.db, keys);
+    let recorded: boolean;
     try {
-      for (const p of rendered ?? []) {
-        const preview = { width: p.width, height: p.height, bytes: p.data.length, suffix: `p${p.width}_${tag}` };
-        writing = previewKey(file.storage_key, preview);
-        await this.storage.writeAt(writing, 0, Readable.from([Buffer.from(p.data.buffer, p.data.byteOffset, p.data.length)]));
-        await this.storage.finalize(writing, p.data.length);
-        stored.push(preview);
-        writing = null;
+      for (const [i, p] of (rendered ?? []).entries()) {
+        const key = keys[i] as string;
+        await this.storage.writeAt(key, 0, Readable.from([Buffer.from(p.data.buffer, p.data.byteOffset, p.data.length)]));
+        await this.storage.finalize(key, p.data.length);
       }
-      if (await recordPreviews(this.db, id, JSON.stringify(stored))) return;
+      const column = JSON.stringify(previews);
+      recorded = keys.length === 0 ? await recordPreviews(this.db, id, column) : await this.db.transaction().execute(async (trx) => {
+        if (!(await recordPreviews(trx, id, column))) return false;
+        // Taken by a pass meanwhile (past their time): their objects may be gone, so nothing is recorded.
+        if (!(await keepPreviewKeys(trx, keys))) throw new Error('its preview keys were reclaimed before they were recorded');
+        return true;
+      });
     } catch (err) {
-      if (writing) await this.storage.discard(writing).catch(() => {});
-      await this.drop(file.storage_key, stored);
+      await this.drop(keys);
       throw err;
     }
     // The file was deleted (or given previews elsewhere) while these were made.
-    await this.drop(file.storage_key, stored);
+    if (!recorded) await this.drop(keys);
   }
 
   /** Whether the object may still be there: it is, or the store cannot tell right now (storage.ts). */
@@ -145,7 +153,8 @@ export class PreviewQueue {
     return (await this.storage.stat(storageKey).catch(() => undefined)) !== null;
   }
 
-  private async drop(storageKey: string, stored: StoredPreview[]): Promise<void> {
-    await Promise.allSettled(stored.map((p) => this.storage.delete(previewKey(storageKey, p))));
+  /** Its own keys, now: a store that refuses leaves them listed for the periodic reclaim (jobs.ts). */
+  private async drop(keys: string[]): Promise<void> {
+    await dropPreviewKeys({ db: this.db, storage: this.storage }, keys).catch(() => {});
   }
 }
