@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DIALECTS } from '../../helpers/test-app.ts';
-import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import { SERVING_CHUNK_SIZE, createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { FileMetaCache, TRUST_MS, type FileMeta } from '../../../server/files-host/file-meta-cache.ts';
 import { markForRemoval } from '../../../server/modules/users/account-removals.ts';
 import { nowSeconds } from '../../../server/lib/ids.ts';
@@ -24,7 +24,7 @@ describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
   };
 
   it('answers a file it has served without reading its row again', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     const { name } = await upload();
     const first = await get(name);
     expect(first.status).toBe(200);
@@ -42,7 +42,7 @@ describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
   // Past 64 KiB (SMALL_BODY) a file is streamed from the store rather than kept in memory: on
   // S3 that read was lazy, and a deleted file answered 503 "store unavailable" for a minute.
   it.each([3000, 200_000])('answers 404 at once for a cached file of %i bytes deleted through the API or by another process', async (size) => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     const a = await upload(size);
     const b = await upload(size);
     for (const f of [a, b]) {
@@ -95,7 +95,7 @@ describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
   // The stored object outlives its row when the store refuses the delete (doomed-bytes.ts keeps
   // it for the next pass): the existence check passed, and the cache answered 200 for a minute.
   it.each([3000, 200_000])('answers 404 at once for a cached file of %i bytes deleted through the API while the store refuses to delete its bytes', async (size) => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     const { user, name } = await upload(size);
     const { key, etag } = await cached(name);
     refuseDeletes([key]);
@@ -106,7 +106,7 @@ describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
 
   // An account marked for removal is hidden at once, its bytes deleted in batches after.
   it.each([3000, 200_000])('answers 404 at once for the cached %i-byte files of an account an admin removes, while their bytes remain', async (size) => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     // Marked only, as admin/set/remove does first: rows and bytes all still there.
     const hidden = await upload(size);
     const hiddenFile = await cached(hidden.name);
@@ -127,7 +127,7 @@ describe.each(DIALECTS)('the files host metadata cache on %s', (dialect) => {
   // Another process's delete or removal is not told to this one: its entries stop answering
   // without their rows read again after TRUST_MS, never a minute.
   it('stops serving a cached file within TRUST_MS once another process deleted its row or hid its account, its bytes still stored', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     const deleted = await upload(3000);
     const hidden = await upload(200_000);
     const files = [await cached(deleted.name), await cached(hidden.name)];
@@ -212,7 +212,7 @@ describe.each(DIALECTS)('small files on %s', (dialect) => {
   afterEach(async () => t?.close());
 
   it('answers a small file from memory after its first read, ranges included, until it is deleted', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     const user = await t.createUser();
     const data = randomBytes(4096);
     const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'small.bin' }, file: { data } });
@@ -232,7 +232,7 @@ describe.each(DIALECTS)('small files on %s', (dialect) => {
   // then cached without its bytes, and the fast path opened, read and closed the file on every
   // GET until the entry expired, where a kept body is answered from memory.
   it.each(['HEAD', 'a 304'])('keeps a small file in memory after a first request that asked for no bytes (%s)', async (first) => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     const user = await t.createUser();
     const data = randomBytes(4096);
     const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'small.bin' }, file: { data } });

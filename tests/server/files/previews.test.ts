@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FileRecord } from '../../../contract/files.ts';
 import { parsePreviews, previewKey, previewKeys } from '../../../server/modules/media/previews.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
-import { createHttpTestApp, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import { SERVING_CHUNK_SIZE, createHttpTestApp, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 import { pngBomb } from './fixtures/hostile.ts';
 
 /** A real picture (a gradient, so the encoder has something to keep), in the given format. */
@@ -62,7 +62,7 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
   }
 
   it('makes 160/320/640 px WebP previews of an uploaded PNG, keeping its aspect, served with the files host headers', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     user = await t.createUser();
     const uploaded = await put(await picture(1000, 500, 'png'), 'wide.png');
     // The upload answers before previews exist: they are made off the request path.
@@ -98,7 +98,7 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
   // The row is read before the stored preview is opened: a file deleted in between (its row, then
   // its bytes, files.service) must answer as a deleted file does, not as a failing store.
   it('answers 404, not an error, for a preview whose stored object is gone while its row is not', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     user = await t.createUser();
     const file = await settled((await put(await picture(400, 200, 'png'), 'gone.png')).actual_name);
     const [kept, gone] = file.previews;
@@ -114,7 +114,7 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
   });
 
   it('never upscales: a 100 px JPEG gets one 100 px preview, and a tall one stays within 4× its width', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     user = await t.createUser();
     const small = await put(await picture(100, 60, 'jpeg'), 'small.jpg');
     const tall = await put(await picture(200, 3000, 'png'), 'tall.png');
@@ -126,7 +126,7 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
   });
 
   it('gives a decompression bomb, a broken image and a non-image no previews, and keeps serving', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     user = await t.createUser();
     const bomb = await put(pngBomb(100_000, 100_000), 'bomb.png');
     const broken = await put(pngBomb(4000, 4000, 2).subarray(0, 200), 'broken.png');
@@ -139,7 +139,7 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
   });
 
   it('deletes the previews with the file: by its owner, by staff, and when the user is removed', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     user = await t.createUser();
     const admin = t.admin;
     const own = await settled((await put(await picture(800, 600, 'png'), 'own.png')).actual_name);
@@ -162,7 +162,7 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
   });
 
   it('drops previews made for a file deleted while they were being made', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     user = await t.createUser();
     const file = await put(await picture(2000, 1500, 'png'), 'racing.png');
     // Deleted at once: the queue is most likely still rendering; its keys must not outlive the file.
@@ -175,7 +175,7 @@ describe.each(DIALECTS)('image previews on %s (issue 11 item 9)', (dialect) => {
   });
 
   it('records "no previews" for a file whose storage key the store refuses, instead of ending the process', async () => {
-    t = await createHttpTestApp(dialect);
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE });
     user = await t.createUser();
     // A row as an import or an older bench left it: the local store throws on such a key at once.
     await t.deps.db
