@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FileRecord } from '../../../contract/files.ts';
 import { leasedReclaim } from '../../../server/jobs.ts';
+import { PREVIEW_INTENT_SECONDS } from '../../../server/modules/files/doomed-bytes.ts';
 import { nowSeconds } from '../../../server/lib/ids.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { STORE_UNAVAILABLE, StorageError, type Storage } from '../../../server/storage/storage.ts';
@@ -13,8 +14,6 @@ import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 
 const PREVIEW_KEY = /p(\d+)_[A-Za-z0-9_-]+$/;
-/** How long a renderer's listed keys wait before a reclaim may take them (PREVIEW_INTENT_SECONDS, files/doomed-bytes.ts). */
-const PREVIEW_INTENT_SECONDS = 60 * 60;
 
 /**
  * Local disk whose renderer can be held just before its widest preview is finalized (that one is
