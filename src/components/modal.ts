@@ -41,25 +41,36 @@ function lockPageScroll(): () => void {
 }
 
 /**
- * What every modal does while it is open: focus moves to `first` inside it and returns to where
- * it was afterwards, and the page behind it does not scroll — a finger dragging on the backdrop
- * or a wheel over it moved the list underneath, so the row the sheet was about was gone on close.
+ * Focus moves to `first` when the caller mounts and returns to where it was (the button that
+ * opened it) when it unmounts, so a keyboard or screen-reader user carries on from there instead
+ * of from the top of the page. Every modal does this (useModal); so does an inline form that
+ * opens in place of a dialog (admin Rename, Reset password).
  */
-export function useModal(first: RefObject<HTMLElement | null> | (() => HTMLElement | null | undefined)): void {
+export function useFocusReturn(first: RefObject<HTMLElement | null> | (() => HTMLElement | null | undefined)): void {
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     const target = typeof first === 'function' ? first() : first.current;
     target?.focus();
-    const unlock = lockPageScroll();
     return () => {
-      unlock();
-      // Only focus that went away with the modal comes back. An action that moved it on (a
-      // sheet's Rename opens a form whose field takes focus as the sheet closes) keeps it there:
-      // sent back to "Actions", a screen reader never heard of the field.
+      // Only focus that went away with the caller comes back. An action that moved it on (to a
+      // field that took focus as a sheet closed) keeps it there: sent back to "Actions", a
+      // screen reader never heard of the field.
       const now = document.activeElement;
       if (!now || now === document.body || now === target || !now.isConnected) before?.focus?.();
     };
-    // Runs once per opening: the element to focus is read when the modal mounts.
+    // Runs once per opening: the element to focus is read when the caller mounts.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
+}
+
+/**
+ * What every modal does while it is open: focus moves in and returns afterwards (useFocusReturn),
+ * and the page behind it does not scroll — a finger dragging on the backdrop or a wheel over it
+ * moved the list underneath, so the row the sheet was about was gone on close.
+ */
+export function useModal(first: RefObject<HTMLElement | null> | (() => HTMLElement | null | undefined)): void {
+  // Before useFocusReturn: cleanups run in order, so the page can scroll again by the time focus
+  // returns to an opener that may need scrolling into view.
+  useEffect(() => lockPageScroll(), []);
+  useFocusReturn(first);
 }

@@ -216,6 +216,30 @@ describe('/uploaded name filter while answers arrive out of order', () => {
   });
 });
 
+describe('/uploaded empty state while a name filter is typed', () => {
+  it('says "No files yet" only once the name in the field has been answered with no files, not while the list is still the last name\'s', async () => {
+    routeCalls(
+      apiCall,
+      handlers({
+        '/api/v1/files/uploaded': (body) =>
+          (body.filters as { name: string }).name === 'zzz' ? { success: true, files: [], totalImages: 0 } : { success: true, files: FILES, totalImages: 4 },
+      }),
+    );
+    renderApp('/uploaded');
+    const user = userEvent.setup();
+    const input = await screen.findByLabelText('Filter by name');
+    await screen.findByRole('heading', { name: 'orig-a.png' });
+    await user.type(input, 'zzz');
+    expect(await screen.findByText('No files match this name.')).toBeInTheDocument();
+    // Cleared: until the debounce ends and "" is answered, the empty list is the answer for "zzz".
+    await user.clear(input);
+    expect(screen.queryByText('No files yet')).toBeNull();
+    expect(screen.queryByText('No files match this name.')).toBeNull();
+    expect(await screen.findByRole('heading', { name: 'orig-a.png' })).toBeInTheDocument();
+    expect(screen.queryByText('No files yet')).toBeNull();
+  });
+});
+
 describe('/uploaded after a delete empties the last page', () => {
   it('goes back to the last page that has files when the list shrank elsewhere too, not to an empty page with no way back', async () => {
     // Page 2 shows two files; one of them is deleted on another device before this one deletes the other.

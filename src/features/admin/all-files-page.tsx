@@ -15,7 +15,8 @@ import { FilterFold } from '../../components/filter-fold.tsx';
 import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import { ErrorBanner } from './error-banner.tsx';
 import { useDebounced } from '../../lib/use-debounced.ts';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
+import { usePageInRange } from '../../lib/use-page-in-range.ts';
 import { FILES_PAGE_SIZE, type AdminFileRow } from './admin-types.ts';
 
 /** Spec §6 / §8 and design §5: the admin file list's answer to a caller who may not see it. */
@@ -49,9 +50,7 @@ export function AllFilesPage() {
     navigate('/', { replace: true });
   }, [unauthorized, navigate]);
 
-  useEffect(() => {
-    if (totalPages > 0 && page > totalPages) setPage(totalPages);
-  }, [page, totalPages]);
+  usePageInRange(page, totalPages, setPage);
 
   const setFilter = (name: keyof typeof filters, value: string) => {
     setFilters((f) => ({ ...f, [name]: value }));

@@ -3,7 +3,7 @@ import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import type { adminRoles, adminSetUploadLimit } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
 import { GENERAL_FAILURE, type RoleRow } from './admin-types.ts';
 
 // Spec §5/§9: the limit has a minimum of 0; the server stores at most this.

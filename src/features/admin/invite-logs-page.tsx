@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -12,7 +12,8 @@ import { FilterFold } from '../../components/filter-fold.tsx';
 import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import { InviteCreateForm } from './invite-create-form.tsx';
 import { useDebounced } from '../../lib/use-debounced.ts';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
+import { usePageInRange } from '../../lib/use-page-in-range.ts';
 import { GENERAL_FAILURE, INVITES_PAGE_SIZE, type InviteRow } from './admin-types.ts';
 
 type Claimed = 'all' | 'claimed' | 'unclaimed';
@@ -39,9 +40,7 @@ export function InviteLogsPage() {
   const focusAfterRemoval = useFocusAfterRemoval(heading, data);
   const totalPages = data?.totalPages ?? 0;
 
-  useEffect(() => {
-    if (totalPages > 0 && page > totalPages) setPage(totalPages);
-  }, [page, totalPages]);
+  usePageInRange(page, totalPages, setPage);
 
   const setFilter = (name: keyof typeof text, value: string) => {
     setText((t) => ({ ...t, [name]: value }));

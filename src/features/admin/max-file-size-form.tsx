@@ -4,7 +4,7 @@ import { formatMaxFileSize } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import type { adminSetMaxFileSize } from '../../../contract/admin.ts';
 import type { utilsSettings } from '../../../contract/utils.ts';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
 import { GENERAL_FAILURE } from './admin-types.ts';
 
 // Spec §3: max_file_size is in MB; the server takes 1 MB up to 1 TB.

@@ -6,7 +6,7 @@ import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.t
 import type { adminAddMimeTypes, adminDeleteMimeType, adminMimeTypes } from '../../../contract/admin.ts';
 import { MIME_PATTERN } from '../../../contract/mime-pattern.ts';
 import { ErrorBanner } from './error-banner.tsx';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
 import { GENERAL_FAILURE } from './admin-types.ts';
 
 const MIME_RULE = new RegExp(MIME_PATTERN);

@@ -4,7 +4,7 @@ import { formatBytes } from '../../lib/format.ts';
 import type { adminAllStats } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
 import { StatsChart } from './stats-chart.tsx';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
 
 export function SiteStatsSection() {
   const load = useCallback(() => call<typeof adminAllStats>('/api/v1/admin/get/allstats', {}), []);

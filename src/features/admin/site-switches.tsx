@@ -5,7 +5,7 @@ import type { adminUpdateSettings } from '../../../contract/admin.ts';
 import type { utilsSettings } from '../../../contract/utils.ts';
 import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { ErrorBanner } from './error-banner.tsx';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
 import { GENERAL_FAILURE } from './admin-types.ts';
 
 type SettingName = 'allow_uploading' | 'maintenance_mode';

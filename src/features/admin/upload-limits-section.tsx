@@ -4,7 +4,7 @@ import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import type { LimitName, UploadLimits, adminDeleteStorageQuota, adminLimits, adminSetLimit, adminSetStorageQuota } from '../../../contract/admin.ts';
 import { ErrorBanner } from './error-banner.tsx';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
 import { GENERAL_FAILURE } from './admin-types.ts';
 
 type Limits = Static<typeof UploadLimits>;

@@ -1,4 +1,5 @@
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
+import { useFocusReturn } from '../../components/modal.ts';
 import { call, errorMessage } from '../../lib/api-client.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import type { adminUpdatePassword, adminUpdateUsername } from '../../../contract/admin.ts';
@@ -20,6 +21,11 @@ export function UserEditForm({ user, kind, onDone }: Props) {
   const [busy, setBusy] = useState(false);
   const rename = kind === 'rename';
   const inputId = `admin-edit-${kind}`;
+  const input = useRef<HTMLInputElement>(null);
+  // Closing (done or cancelled) removes the field that had focus: it goes back to the button that
+  // opened the form. The hook, not autoFocus, puts focus in the field, since autoFocus would
+  // take it before the hook could note that button.
+  useFocusReturn(input);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -49,6 +55,7 @@ export function UserEditForm({ user, kind, onDone }: Props) {
     <form className="card admin-edit" onSubmit={(e) => void submit(e)} aria-label={rename ? `Rename ${user.username}` : `Reset password of ${user.username}`}>
       <label htmlFor={inputId}>{rename ? `New username for ${user.username}` : `New password for ${user.username}`}</label>
       <input
+        ref={input}
         id={inputId}
         className="input"
         type={rename ? 'text' : 'password'}
@@ -61,7 +68,6 @@ export function UserEditForm({ user, kind, onDone }: Props) {
         aria-invalid={problem ? true : undefined}
         aria-describedby={problem ? `${inputId}-problem` : undefined}
         required
-        autoFocus
       />
       {problem && (
         <p id={`${inputId}-problem`} className="admin-field-error" role="alert">

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import { call } from '../../lib/api-client.ts';
 import { formatDate } from '../../lib/format.ts';
 import { useSession } from '../../lib/session.tsx';
@@ -10,7 +10,8 @@ import { StateBadge } from '../../components/state-badge.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
 import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
-import { useLoader } from './use-loader.ts';
+import { useLoader } from '../../lib/use-loader.ts';
+import { usePageInRange } from '../../lib/use-page-in-range.ts';
 import { RoleSelect, UserActions } from './user-actions.tsx';
 import { UserEditForm } from './user-edit-form.tsx';
 import { ASSIGNABLE_ROLES, USERS_PAGE_SIZE, type AdminUserRow } from './admin-types.ts';
@@ -52,10 +53,7 @@ export function UsersPage() {
   const focusAfterRemoval = useFocusAfterRemoval(heading, data);
   const totalPages = data?.totalPages ?? 0;
 
-  // Deleting the last user of the last page would leave an empty page behind.
-  useEffect(() => {
-    if (totalPages > 0 && page > totalPages) setPage(totalPages);
-  }, [page, totalPages]);
+  usePageInRange(page, totalPages, setPage);
 
   const filterChanged = () => setPage(1);
 

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import type { FileRecord, filesDelete, filesUploaded } from '../../../contract/files.ts';
 import { FileSortSelect, type FileSortValue } from '../../components/file-sort-select.tsx';
 import { CopyLink } from '../../components/copy-link.tsx';
@@ -11,7 +11,9 @@ import { formatDate, formatFileSize } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
 import { useRuntimeConfig } from '../../lib/runtime-config.ts';
 import { useDebounced } from '../../lib/use-debounced.ts';
-import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
+import { useLoader } from '../../lib/use-loader.ts';
+import { usePageInRange } from '../../lib/use-page-in-range.ts';
+import { loadFailureText } from '../../lib/use-retry-unreachable.ts';
 import { Link } from 'react-router-dom';
 import { FileThumb } from '../../components/file-thumb.tsx';
 import { FilterFold } from '../../components/filter-fold.tsx';
@@ -24,65 +26,40 @@ import { useFocusAfterRemoval } from '../../components/use-focus-after-removal.t
 
 export const MSG_DELETE_FAILED = 'An error occurred while deleting the file';
 
-
 /** Spec §2 /uploaded: the user's own files, 6 per page. */
 export function UploadedPage() {
   const { filesUrl } = useRuntimeConfig();
   const confirm = useConfirm();
-  const [files, setFiles] = useState<FileRecord[]>([]);
-  const [total, setTotal] = useState(0);
   const [page, setPage] = useState(1);
   const [name, setName] = useState('');
   const [sort, setSort] = useState<FileSortValue>('newest');
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState('');
   // The original plays only when asked for (spec §2 preview by type); the list shows small previews.
   const [playing, setPlaying] = useState<string | null>(null);
   const nameFilter = useDebounced(name);
   const heading = useRef<HTMLHeadingElement>(null);
-  const focusAfterRemoval = useFocusAfterRemoval(heading, files);
 
-  // The list tries again by itself after a failure that never reached the server.
-  const retry = useRetryUnreachable(() => void load());
-  // Only the newest request may fill the list: typing "c", pausing, then "at" sends two queries,
-  // and the one for "c" can answer last (useLoader does the same for the admin lists).
-  const latest = useRef(0);
   const load = useCallback(async () => {
-    const mine = ++latest.current;
-    setLoading(true);
-    try {
-      const res = await call<typeof filesUploaded>('/api/v1/files/uploaded', {
-        page,
-        pageSize: PAGE_SIZE_FILES,
-        filters: { name: nameFilter },
-        sort,
-      });
-      if (mine !== latest.current) return;
-      setFiles(res.files);
-      setTotal(res.totalImages);
-      setError('');
-      retry.settled();
-    } catch (err) {
-      if (mine !== latest.current) return;
-      // Issue 11 item 5: no answer and no saved copy of this list: say why, and load it when back.
-      setError(loadFailureText(err, 'this list'));
-      retry.after(err);
-    } finally {
-      if (mine === latest.current) setLoading(false);
-    }
-  }, [page, nameFilter, sort, retry]);
+    const res = await call<typeof filesUploaded>('/api/v1/files/uploaded', {
+      page,
+      pageSize: PAGE_SIZE_FILES,
+      filters: { name: nameFilter },
+      sort,
+    });
+    // Kept with the answer so the empty state can tell a list of its own filter from a stale one.
+    return { files: res.files, total: res.totalImages, name: nameFilter };
+  }, [page, nameFilter, sort]);
+  const { data, error, loading, reload } = useLoader(load);
+  const files = data?.files ?? [];
+  // Issue 11 item 5: no answer and no saved copy of this list: say why (it loads by itself when back).
+  const errorText = error === null ? '' : loadFailureText(error, 'this list');
+  const focusAfterRemoval = useFocusAfterRemoval(heading, data);
+  const totalPages = Math.max(1, Math.ceil((data?.total ?? 0) / PAGE_SIZE_FILES));
+  usePageInRange(page, totalPages, setPage);
 
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  const totalPages = Math.max(1, Math.ceil(total / PAGE_SIZE_FILES));
-
-  // A page past the end (files deleted on another device too, or two deletes at once) showed
-  // 'No files yet' with no pagination to go back by: go to the last page that has files.
-  useEffect(() => {
-    if (page > totalPages) setPage(totalPages);
-  }, [page, totalPages]);
+  // Only a settled answer for the name now in the field may say the list is empty: while the
+  // filter waits out its debounce the list is the previous name's, and clearing a name that
+  // matched nothing flashed "No files yet" at a user who has files.
+  const settledEmpty = !loading && error === null && data !== null && data.files.length === 0 && data.name === name;
 
   async function remove(file: FileRecord) {
     if (!(await confirm(`Delete ${file.original_name}? This cannot be undone.`, { confirmLabel: 'Delete', danger: true }))) return;
@@ -92,7 +69,7 @@ export function UploadedPage() {
       focusAfterRemoval();
       // Deleting the last file of the last page moves back one page instead of showing an empty one.
       if (files.length === 1 && page > 1) setPage(page - 1);
-      else void load();
+      else reload();
     } catch (err) {
       notifyError(errorMessage(err, MSG_DELETE_FAILED));
     }
@@ -129,8 +106,8 @@ export function UploadedPage() {
         </div>
       </div>
       </FilterFold>
-      <Banner kind="error" text={error} />
-      {!loading && !error && files.length === 0 &&
+      <Banner kind="error" text={errorText} />
+      {settledEmpty &&
         (name ? (
           <p className="hint">No files match this name.</p>
         ) : (

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import type { Invite } from '../../../contract/common.ts';
 import type { manageInviteRemoval, manageInvites } from '../../../contract/invites.ts';
 import { CopyLink } from '../../components/copy-link.tsx';
@@ -6,7 +6,9 @@ import { useConfirm } from '../../components/confirm-dialog.tsx';
 import { Pagination } from '../../components/pagination.tsx';
 import { ResponsiveTable } from '../../components/responsive-table.tsx';
 import { call, errorMessage } from '../../lib/api-client.ts';
-import { loadFailureText, useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
+import { useLoader } from '../../lib/use-loader.ts';
+import { usePageInRange } from '../../lib/use-page-in-range.ts';
+import { loadFailureText } from '../../lib/use-retry-unreachable.ts';
 import { PAGE_SIZE_INVITES } from '../../lib/constants.ts';
 import { formatDate } from '../../lib/format.ts';
 import { notifyError, notifySuccess } from '../../lib/notify.ts';
@@ -21,51 +23,27 @@ type Claimed = 'all' | 'claimed' | 'unclaimed';
 /** Spec §2 /invites: the invites this user created, 8 per page. */
 export function InvitesPage() {
   const confirm = useConfirm();
-  const [invites, setInvites] = useState<Invite[]>([]);
-  const [totalPages, setTotalPages] = useState(1);
   const [page, setPage] = useState(1);
   const [claimed, setClaimed] = useState<Claimed>('all');
   const [claimedBy, setClaimedBy] = useState('');
-  const [error, setError] = useState('');
-  const [loaded, setLoaded] = useState(false);
   const claimedByFilter = useDebounced(claimedBy);
   const heading = useRef<HTMLHeadingElement>(null);
-  const focusAfterRemoval = useFocusAfterRemoval(heading, invites);
 
-  // A read that got no answer is tried again by itself (offline, the server unreachable).
-  const retry = useRetryUnreachable(() => void load());
-  // Only the newest request may fill the table: an older claimed-by query can answer last.
-  const latest = useRef(0);
-  const load = useCallback(async () => {
-    const mine = ++latest.current;
-    try {
-      const res = await call<typeof manageInvites>('/api/v1/manage/invites', {
+  const load = useCallback(
+    () =>
+      call<typeof manageInvites>('/api/v1/manage/invites', {
         page,
         limit: PAGE_SIZE_INVITES,
         filters: { claimedFilter: claimed, claimedBy: claimedByFilter },
-      });
-      if (mine !== latest.current) return;
-      setInvites(res.invites);
-      setTotalPages(Math.max(1, res.totalPages));
-      setError('');
-      setLoaded(true);
-      retry.settled();
-    } catch (err) {
-      if (mine !== latest.current) return;
-      setError(loadFailureText(err, 'this list'));
-      retry.after(err);
-    }
-  }, [page, claimed, claimedByFilter, retry]);
-
-  useEffect(() => {
-    void load();
-  }, [load]);
-
-  // A page past the end (invites deleted on another device too) showed an empty table with no
-  // pagination to go back by: go to the last page that has invites.
-  useEffect(() => {
-    if (page > totalPages) setPage(totalPages);
-  }, [page, totalPages]);
+      }),
+    [page, claimed, claimedByFilter],
+  );
+  const { data, error, reload } = useLoader(load);
+  const invites = data?.invites ?? [];
+  const errorText = error === null ? '' : loadFailureText(error, 'this list');
+  const focusAfterRemoval = useFocusAfterRemoval(heading, data);
+  const totalPages = Math.max(1, data?.totalPages ?? 1);
+  usePageInRange(page, totalPages, setPage);
 
   async function remove(invite: Invite) {
     if (!(await confirm(`Delete the invite ${invite.inviteKey}?`, { confirmLabel: 'Delete', danger: true }))) return;
@@ -74,7 +52,7 @@ export function InvitesPage() {
       notifySuccess('Invite deleted', { short: true });
       focusAfterRemoval();
       if (invites.length === 1 && page > 1) setPage(page - 1);
-      else void load();
+      else reload();
     } catch (err) {
       notifyError(errorMessage(err, 'An internal error occurred.'));
     }
@@ -114,9 +92,9 @@ export function InvitesPage() {
           />
         </div>
       </div>
-      <Banner kind="error" text={error} />
+      <Banner kind="error" text={errorText} />
       {/* Issue 11 item 12: no invites at all yet says where they come from. */}
-      {loaded && !error && invites.length === 0 && claimed === 'all' && !claimedBy && (
+      {data !== null && error === null && invites.length === 0 && claimed === 'all' && !claimedBy && (
         <div className="card empty-state">
           <h2>No invites yet</h2>
           <p className="hint">Invite keys you generate in Settings are listed here, with who claimed them.</p>

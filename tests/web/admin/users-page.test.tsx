@@ -157,9 +157,28 @@ describe('admin users screen', () => {
     await user.click(await screen.findByRole('button', { name: 'Actions for bob' }));
     await user.click(within(await screen.findByRole('dialog', { name: 'bob' })).getByRole('button', { name: 'Rename' }));
     const field = await screen.findByLabelText('New username for bob');
-    // The sheet gave focus back to "Actions" as it closed, after the field had taken it.
+    // The sheet gave focus back to "Actions" as it closed; the field took it from there.
     await waitFor(() => expect(screen.queryByRole('dialog', { name: 'bob' })).toBeNull());
     expect(document.activeElement).toBe(field);
+  });
+
+  it('gives focus back to the Rename or Reset password button that opened the form once it closes', async () => {
+    serve({ '/api/v1/admin/update/userpass': () => ({ success: true }) });
+    renderAdmin('/admin/users', ADMIN);
+    const user = userEvent.setup();
+    const rename = await screen.findByRole('button', { name: 'Rename bob' });
+    await user.click(rename);
+    await waitFor(() => expect(screen.getByLabelText('New username for bob')).toHaveFocus());
+    await user.click(within(screen.getByRole('form', { name: 'Rename bob' })).getByRole('button', { name: 'Cancel' }));
+    expect(screen.queryByRole('form', { name: 'Rename bob' })).toBeNull();
+    await waitFor(() => expect(rename).toHaveFocus());
+
+    const reset = screen.getByRole('button', { name: 'Reset password of bob' });
+    await user.click(reset);
+    await waitFor(() => expect(screen.getByLabelText('New password for bob')).toHaveFocus());
+    await user.keyboard('correct horse battery{Enter}');
+    await waitFor(() => expect(screen.queryByRole('form', { name: 'Reset password of bob' })).toBeNull());
+    await waitFor(() => expect(reset).toHaveFocus());
   });
 
   it('sends the filters, 8 per page, and starts again at page 1 when one changes', async () => {

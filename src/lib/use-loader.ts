@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { useRetryUnreachable } from '../../lib/use-retry-unreachable.ts';
+import { useRetryUnreachable } from './use-retry-unreachable.ts';
 
 export interface Loaded<T> {
   data: T | null;
@@ -13,8 +13,8 @@ export interface Loaded<T> {
  * Runs `load` whenever it changes (the caller builds it with useCallback from its filters and
  * page) and on reload(). An answer that arrives after a newer request started is dropped, so
  * typing quickly in a filter never shows the results of an older query. A load that got no
- * answer (offline, the server unreachable) is tried again by itself (useRetryUnreachable), so an
- * admin screen opened on a flaky phone connection fills in once the connection is back.
+ * answer (offline, the server unreachable) is tried again by itself (useRetryUnreachable), so a
+ * screen opened on a flaky phone connection fills in once the connection is back.
  */
 export function useLoader<T>(load: () => Promise<T>): Loaded<T> {
   const [data, setData] = useState<T | null>(null);
