@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Dialect } from '../../../server/db/index.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
-import { createHttpTestApp, randomBytes, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
+import { createHttpTestApp, randomBytes, sendMultipart, SERVING_CHUNK_SIZE, type HttpTestApp } from '../../helpers/upload.ts';
 import { directiveLines, filesHostServer, nginxForTests, startNginx, upstreamDirectives, type Nginx } from '../../helpers/nginx.ts';
 import { createTestBucket, S3_AVAILABLE, s3Endpoint, s3Env, warnS3Skipped } from '../../helpers/s3-server.ts';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy.ts';
@@ -58,7 +58,7 @@ describe.skipIf(!nginxHere).each(VARIANTS)('downloads handed to nginx on %s, fil
       bucket = await createTestBucket(endpoint);
       storeEnv = s3Env(endpoint, bucket.bucket);
     }
-    t = await createHttpTestApp(dialect, { env: { ...storeEnv, FILES_ACCEL_REDIRECT: PREFIX, ...env } });
+    t = await createHttpTestApp(dialect, { chunkSize: SERVING_CHUNK_SIZE, env: { ...storeEnv, FILES_ACCEL_REDIRECT: PREFIX, ...env } });
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-nginx-'));
     relay = relayed ? await startTcpProxy(Number(new URL(t.filesUrl).port)) : null;
     const upstream = new URL(relay?.url ?? t.filesUrl).host;
