@@ -53,6 +53,8 @@ export interface DepsOverrides {
   rateLimitNamespace?: string;
   /** Tests only: hold a removal between its batches, or answer it sooner. */
   accountRemovals?: AccountRemovalOptions;
+  /** Tests only: a shorter deadline for the previews reader, so a store that stalls it need not take 120 s. */
+  previewTotalMs?: number;
 }
 
 /** Design §7: a chunk's writer renews its lease every 3 s; a writer silent for 15 s is presumed dead. */
@@ -101,7 +103,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   // Redis holds nothing but rate-limit counters, so with RATE_LIMITS=off there is nothing to connect for.
   const redis = config.redisUrl && config.rateLimits ? await connectRedis(config.redisUrl, log) : null;
   const metadata = new MetadataPool();
-  const previewReaders = new MetadataPool(PREVIEW_LIMITS);
+  const previewReaders = new MetadataPool(overrides.previewTotalMs ? { ...PREVIEW_LIMITS, totalMs: overrides.previewTotalMs } : PREVIEW_LIMITS);
   const previews = new PreviewQueue(handle.db, storage, previewReaders, log);
   const accountRemovals = new AccountRemovals(
     { db: handle.db, dialect: handle.dialect, storage },

@@ -99,25 +99,33 @@ export class PreviewQueue {
     const file = await findPreviewSource(this.db, id);
     if (!file || file.previews !== null) return;
     let readFailure: unknown = null;
+    let readsWaiting = 0;
     const read = (start: number, end: number) => {
       // A key the store refuses outright (storage.ts: a malformed one) throws here, at once, and is
       // no failure of the store: that file can never be read, and is recorded as having none.
       const bytes = this.storage.read(file.storage_key, { start, end: end - 1 });
-      return buffer(bytes).catch((err: unknown) => {
-        readFailure ??= err;
-        throw err;
-      });
+      readsWaiting += 1;
+      return buffer(bytes)
+        .catch((err: unknown) => {
+          readFailure ??= err;
+          throw err;
+        })
+        .finally(() => (readsWaiting -= 1));
     };
     const rendered = isPreviewable(file.mime_type, file.size) ? await this.pool.previews(file.size, read) : null;
     // Shutting down: the readers were ended, so null says nothing about the image. The row stays
     // without a record and the next start's backfill makes its previews.
     if (this.closed) return;
     // The reader never saw the whole image because the store failed a read (S3 throttling, a
-    // dropped connection): "none" would be recorded for good, so a photo would never get its
-    // previews. The row stays without a record for the next backfill (jobs.ts), unless the
-    // object is gone.
-    if (rendered === null && readFailure !== null && (await this.mayStillBeStored(file.storage_key))) {
-      throw new Error(`the store failed a read (${String(readFailure)}); they are made on a later pass`);
+    // dropped connection), or answered so slowly that the reader's deadline (PREVIEW_LIMITS'
+    // total) passed while it waited for bytes: "none" would be recorded for good, so a photo
+    // would never get its previews. The row stays without a record for the next backfill
+    // (jobs.ts), unless the object is gone. A deadline passed while decoding is the image's own
+    // doing, and recorded as none like any other image too costly to read.
+    const storeAtFault = readFailure !== null || readsWaiting > 0;
+    if (rendered === null && storeAtFault && (await this.mayStillBeStored(file.storage_key))) {
+      const why = readFailure !== null ? `the store failed a read (${String(readFailure)})` : 'the store had not answered a read by the deadline';
+      throw new Error(`${why}; they are made on a later pass`);
     }
     const tag = crypto.randomBytes(4).toString('base64url');
     const previews: StoredPreview[] = (rendered ?? []).map((p) => ({ width: p.width, height: p.height, bytes: p.data.length, suffix: `p${p.width}_${tag}` }));

@@ -28,6 +28,30 @@ class FlakyReads extends LocalStorage implements Storage {
   }
 }
 
+/**
+ * A store whose reads past the first MiB send nothing while `stalling` (an S3 that is slow, not
+ * failing), until `release()` lets the waiting ones go on.
+ */
+class StallingReads extends LocalStorage implements Storage {
+  stalling = true;
+  private readonly waiting: (() => void)[] = [];
+
+  override read(key: string, range?: { start: number; end: number }): Readable {
+    if (!this.stalling || !range || range.start < 1024 * 1024) return super.read(key, range);
+    const later = () => super.read(key, range);
+    const gate = new Promise<void>((resolve) => this.waiting.push(resolve));
+    return Readable.from((async function* () {
+      await gate;
+      yield* later();
+    })());
+  }
+
+  release(): void {
+    this.stalling = false;
+    for (const go of this.waiting.splice(0)) go();
+  }
+}
+
 /** A PNG of a few MiB (noise, stored uncompressed), so the reader needs several range reads. */
 function largePng(width: number, height: number): Promise<Buffer> {
   const pixels = Buffer.alloc(width * height * 3);
@@ -95,5 +119,38 @@ describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)'
     expect(await widths(file.actual_name)).toEqual([160, 320, 640]);
     // The next period's tick runs again.
     expect(await leasedPreviewBackfill(t.deps, now + 600, 'api-2')).toBe(true);
+  });
+});
+
+// What the queue does with a deadline passed is the same on both databases.
+describe('previews after a store too slow for the reader', () => {
+  let t: HttpTestApp | undefined;
+  let store: StallingReads | undefined;
+  let root: string;
+  afterEach(async () => {
+    store?.release();
+    await t?.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('records nothing when the reader’s deadline passed while the store had not answered, and a later backfill makes its previews', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
+    store = new StallingReads(root);
+    // 120 s in production (PREVIEW_LIMITS); long enough here for the backfill's render on a loaded machine.
+    t = await createHttpTestApp('sqlite', { storage: store, previewTotalMs: 5_000 });
+    const user = await t.createUser();
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'slow.png' }, file: { data: await largePng(1200, 900) } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const file = res.body.file as FileRecord;
+
+    await t.deps.previews.idle();
+    // Not "[]": the image was never judged, the store was.
+    const recorded = async () => (await t!.deps.db.selectFrom('files').select('previews').where('actual_name', '=', file.actual_name).executeTakeFirstOrThrow()).previews;
+    expect(await recorded()).toBeNull();
+
+    store.release();
+    await t.deps.previews.backfill();
+    await t.deps.previews.idle();
+    expect((JSON.parse((await recorded()) ?? 'null') as { width: number }[] | null)?.map((p) => p.width)).toEqual([160, 320, 640]);
   });
 });
