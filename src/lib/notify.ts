@@ -13,3 +13,11 @@ export function notifySuccess(msg: string, opts?: { short?: boolean }): void {
 export function notifyError(msg: string, opts?: { short?: boolean }): void {
   toast.error(msg, { duration: duration(opts) });
 }
+
+/**
+ * Takes every toast down at once. At sign-out: the last account's "File deleted" or "Invite
+ * created" stayed up to 5 s over the landing page, on a phone possibly handed to someone else.
+ */
+export function clearNotices(): void {
+  toast.remove();
+}

@@ -3,6 +3,7 @@ import { useNavigate } from 'react-router-dom';
 import type { authData } from '../../contract/auth.ts';
 import type { RoleName } from '../../contract/common.ts';
 import { toApiError } from './api-errors.ts';
+import { clearNotices } from './notify.ts';
 import { clearToken, getToken, setToken } from './token.ts';
 
 export interface SessionUser {
@@ -106,6 +107,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const signOut = useCallback(() => {
     clearToken();
+    clearNotices();
     setUser(null);
     // A check still on its way is now stale and will not end the wait itself.
     setLoading(false);

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { act, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { ApiError } from '../../src/lib/api-client.ts';
+import { notifySuccess } from '../../src/lib/notify.ts';
 import { routeCalls, serverError } from './helpers/api-mock.ts';
 import { renderApp } from './helpers/render-app.tsx';
 
@@ -100,6 +101,24 @@ describe('session rules (spec §4)', () => {
     await waitFor(() => expect(router.state.location.pathname).toBe('/'));
     expect(localStorage.getItem('token')).toBeNull();
     expect(apiCall).toHaveBeenCalledWith('/api/v1/auth/logout', { token: 'bye' });
+  });
+
+  it('takes the last account’s toasts down with it', async () => {
+    localStorage.setItem('token', 'bye');
+    routeCalls(apiCall, {
+      ...signedInPages,
+      '/api/v1/auth/data': () => ({ success: true, user: { _id: '1', username: 'ada', role: 'default' }, maintenance: false }),
+      '/api/v1/auth/logout': () => ({ success: true }),
+    });
+    const { router } = renderApp('/dashboard');
+    expect(await screen.findByRole('heading', { name: 'File Uploader' })).toBeInTheDocument();
+    act(() => notifySuccess('Invite key ada-secret-key created'));
+    expect(await screen.findByText('Invite key ada-secret-key created')).toBeInTheDocument();
+
+    await act(async () => router.navigate('/logout'));
+    await waitFor(() => expect(router.state.location.pathname).toBe('/'));
+    // It would have stayed its 5 s (spec §9) over the landing page.
+    expect(screen.queryByText('Invite key ada-secret-key created')).toBeNull();
   });
 });
 
