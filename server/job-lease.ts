@@ -24,9 +24,15 @@ export async function takeLease(db: Database, name: string, holder: string, now:
   return taken?.holder === holder;
 }
 
-/** Extends a lease its holder still has; false when it ran out and another process took it. */
-export async function renewLease(db: Database, name: string, holder: string, now: number, seconds: number): Promise<boolean> {
-  const renewed = await db.updateTable('job_leases').set({ expires_at: now + seconds }).where('name', '=', name).where('holder', '=', holder).executeTakeFirst();
+/**
+ * Extends a lease its holder still has; false when it ran out and another process took it.
+ * `unexpired`: not one that ran out or was released either (releaseLease), so a renewal landing
+ * after the holder let go does not take the lease back.
+ */
+export async function renewLease(db: Database, name: string, holder: string, now: number, seconds: number, options: { unexpired?: boolean } = {}): Promise<boolean> {
+  let renew = db.updateTable('job_leases').set({ expires_at: now + seconds }).where('name', '=', name).where('holder', '=', holder);
+  if (options.unexpired) renew = renew.where('expires_at', '>', now);
+  const renewed = await renew.executeTakeFirst();
   return Number(renewed.numUpdatedRows) > 0;
 }
 

@@ -1,5 +1,5 @@
 import type { Deps } from './deps.ts';
-import { PROCESS_HOLDER as HOLDER, releaseLease, takeLease } from './job-lease.ts';
+import { PROCESS_HOLDER as HOLDER, releaseLease, renewLease, takeLease } from './job-lease.ts';
 import { nowSeconds } from './lib/ids.ts';
 import { discardUploadBytes } from './modules/files/upload.service.ts';
 import { backfillFileHashes } from './modules/files/file-hashes.ts';
@@ -60,6 +60,9 @@ export async function leasedHashBackfill(deps: Deps, stopped: () => boolean = ()
 }
 
 const PREVIEW_LEASE = 'backfill-previews';
+const PREVIEW_LEASE_SECONDS = SWEEP_EVERY_MS / 1000 - 30;
+/** How often a pass still rendering extends its lease. */
+const PREVIEW_RENEW_MS = 60_000;
 
 /**
  * Previews of images listed without a record (issue 11 item 9): files from before previews
@@ -69,10 +72,25 @@ const PREVIEW_LEASE = 'backfill-previews';
  * at every start too. False when another process holds the lease; `deps.previews.backfill()`
  * joins the pass it started.
  */
-export async function leasedPreviewBackfill(deps: Deps, now: number = nowSeconds(), holder: string = HOLDER): Promise<boolean> {
-  if (!(await takeLease(deps.db, PREVIEW_LEASE, holder, now, SWEEP_EVERY_MS / 1000 - 30))) return false;
+export async function leasedPreviewBackfill(deps: Deps, now: number = nowSeconds(), holder: string = HOLDER, renewEveryMs = PREVIEW_RENEW_MS): Promise<boolean> {
+  // This process's own next tick while its renewals hold the lease takes it again: its queue may
+  // just be busy with new uploads, and files a failed read left since still want a pass.
+  const held =
+    (await takeLease(deps.db, PREVIEW_LEASE, holder, now, PREVIEW_LEASE_SECONDS)) ||
+    (await renewLease(deps.db, PREVIEW_LEASE, holder, now, PREVIEW_LEASE_SECONDS, { unexpired: true }));
+  if (!held) return false;
+  // Held while the pass's images are still being rendered: a backlog can outlast the period, and
+  // another process's next tick would start a second pass rendering the same images.
+  const renew = setInterval(() => {
+    renewLease(deps.db, PREVIEW_LEASE, holder, nowSeconds(), PREVIEW_LEASE_SECONDS, { unexpired: true }).catch(() => {});
+  }, renewEveryMs);
+  renew.unref();
   // Not awaited: a pass waits for the images it queued, and a stop must not (the queue's close ends them).
-  void deps.previews.backfill().catch((err: unknown) => console.error('preview backfill failed', err));
+  void deps.previews
+    .backfill()
+    .then(() => deps.previews.idle())
+    .catch((err: unknown) => console.error('preview backfill failed', err))
+    .finally(() => clearInterval(renew));
   return true;
 }
 

@@ -153,4 +153,28 @@ describe('previews after a store too slow for the reader', () => {
     await t.deps.previews.idle();
     expect((JSON.parse((await recorded()) ?? 'null') as { width: number }[] | null)?.map((p) => p.width)).toEqual([160, 320, 640]);
   });
+
+  it('holds the backfill’s lease while its images are still rendering, so another process starts no second pass', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
+    store = new StallingReads(root);
+    t = await createHttpTestApp('sqlite', { storage: store });
+    const user = await t.createUser();
+    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'backlog.png' }, file: { data: await largePng(1200, 900) } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+
+    // A pass whose lease was taken 500 s ago, its image still rendering: without a renewal its
+    // lease would run out 70 s from now, before another process's next tick.
+    const now = nowSeconds();
+    expect(await leasedPreviewBackfill(t.deps, now - 500, 'api-1', 50)).toBe(true);
+    const expiresAt = async () => (await t!.deps.db.selectFrom('job_leases').select('expires_at').where('name', '=', 'backfill-previews').executeTakeFirstOrThrow()).expires_at;
+    await expect.poll(expiresAt, { timeout: 10_000 }).toBeGreaterThanOrEqual(now + 500);
+    expect(await leasedPreviewBackfill(t.deps, now + 300, 'api-2')).toBe(false);
+    // Its own process's next tick goes on (its queue may only be busy with new uploads).
+    expect(await leasedPreviewBackfill(t.deps, now + 300, 'api-1')).toBe(true);
+
+    store.release();
+    await t.deps.previews.idle();
+    const previews = (await t.deps.db.selectFrom('files').select('previews').where('original_name', '=', 'backlog.png').executeTakeFirstOrThrow()).previews;
+    expect((JSON.parse(previews ?? 'null') as { width: number }[] | null)?.map((p) => p.width)).toEqual([160, 320, 640]);
+  });
 });
