@@ -7,6 +7,8 @@ import { reclaimDoomedBytes, type ReclaimPass } from './modules/files/doomed-byt
 import { claimUpload, forgetOldCancels, listExpiredUploads } from './modules/files/uploads.repository.ts';
 
 const SWEEP_EVERY_MS = 10 * 60 * 1000;
+/** A periodic job's lease: over before the next period's tick, so a stopped holder blocks one period at most. */
+const LEASE_SECONDS = SWEEP_EVERY_MS / 1000 - 30;
 const SWEEP_BATCH = 200;
 
 /**
@@ -38,7 +40,7 @@ export async function sweepExpiredUploads(deps: Deps, now: number = nowSeconds()
  */
 export async function leasedSweep(deps: Deps, now: number = nowSeconds(), holder: string = HOLDER): Promise<number | null> {
   // A little shorter than the period, so the next tick of whoever swept can take it again.
-  if (!(await takeLease(deps.db, 'sweep-expired-uploads', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  if (!(await takeLease(deps.db, 'sweep-expired-uploads', holder, now, LEASE_SECONDS))) return null;
   return sweepExpiredUploads(deps, now);
 }
 
@@ -47,7 +49,7 @@ export async function leasedSweep(deps: Deps, now: number = nowSeconds(), holder
  * (files/doomed-bytes.ts), by whichever api process takes the period's lease; at every start too.
  */
 export async function leasedReclaim(deps: Deps, stopped: () => boolean = () => false, now: number = nowSeconds(), holder: string = HOLDER): Promise<ReclaimPass | null> {
-  if (!(await takeLease(deps.db, 'reclaim-doomed-bytes', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  if (!(await takeLease(deps.db, 'reclaim-doomed-bytes', holder, now, LEASE_SECONDS))) return null;
   const pass = await reclaimDoomedBytes(deps, { stopped, now });
   if (pass.failed > 0) console.error(`the store refused to delete ${pass.failed} doomed objects; they are tried again next period`, pass.firstError);
   return pass;
@@ -55,12 +57,11 @@ export async function leasedReclaim(deps: Deps, stopped: () => boolean = () => f
 
 /** files.sha256 for new files, by whichever api process takes the period's lease (issue 10). */
 export async function leasedHashBackfill(deps: Deps, stopped: () => boolean = () => false, now: number = nowSeconds(), holder: string = HOLDER): Promise<number | null> {
-  if (!(await takeLease(deps.db, 'backfill-file-hashes', holder, now, SWEEP_EVERY_MS / 1000 - 30))) return null;
+  if (!(await takeLease(deps.db, 'backfill-file-hashes', holder, now, LEASE_SECONDS))) return null;
   return backfillFileHashes(deps, { stopped });
 }
 
 const PREVIEW_LEASE = 'backfill-previews';
-const PREVIEW_LEASE_SECONDS = SWEEP_EVERY_MS / 1000 - 30;
 /** How often a pass still rendering extends its lease. */
 const PREVIEW_RENEW_MS = 60_000;
 
@@ -76,13 +77,13 @@ export async function leasedPreviewBackfill(deps: Deps, now: number = nowSeconds
   // This process's own next tick while its renewals hold the lease takes it again: its queue may
   // just be busy with new uploads, and files a failed read left since still want a pass.
   const held =
-    (await takeLease(deps.db, PREVIEW_LEASE, holder, now, PREVIEW_LEASE_SECONDS)) ||
-    (await renewLease(deps.db, PREVIEW_LEASE, holder, now, PREVIEW_LEASE_SECONDS, { unexpired: true }));
+    (await takeLease(deps.db, PREVIEW_LEASE, holder, now, LEASE_SECONDS)) ||
+    (await renewLease(deps.db, PREVIEW_LEASE, holder, now, LEASE_SECONDS, { unexpired: true }));
   if (!held) return false;
   // Held while the pass's images are still being rendered: a backlog can outlast the period, and
   // another process's next tick would start a second pass rendering the same images.
   const renew = setInterval(() => {
-    renewLease(deps.db, PREVIEW_LEASE, holder, nowSeconds(), PREVIEW_LEASE_SECONDS, { unexpired: true }).catch(() => {});
+    renewLease(deps.db, PREVIEW_LEASE, holder, nowSeconds(), LEASE_SECONDS, { unexpired: true }).catch(() => {});
   }, renewEveryMs);
   renew.unref();
   // Not awaited: a pass waits for the images it queued, and a stop must not (the queue's close ends them).

@@ -59,6 +59,22 @@ function largePng(width: number, height: number): Promise<Buffer> {
   return sharp(pixels, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
 }
 
+/** What `files.previews` holds for a file: NULL (not made yet), `[]` (none) or its previews. */
+async function recordedPreviews(t: HttpTestApp, actualName: string) {
+  return (await t.deps.db.selectFrom('files').select('previews').where('actual_name', '=', actualName).executeTakeFirstOrThrow()).previews;
+}
+
+async function uploadImage(t: HttpTestApp, user: { token: string }, data: Buffer, name: string): Promise<FileRecord> {
+  const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: name }, file: { data } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.file as FileRecord;
+}
+
+/** The widths of a file's recorded previews; undefined while none are recorded. */
+async function previewWidths(t: HttpTestApp, actualName: string): Promise<number[] | undefined> {
+  return (JSON.parse((await recordedPreviews(t, actualName)) ?? 'null') as { width: number }[] | null)?.map((p) => p.width);
+}
+
 describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)', (dialect) => {
   let t: HttpTestApp;
   let root: string;
@@ -67,16 +83,9 @@ describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)'
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  const recorded = async (actualName: string) =>
-    (await t.deps.db.selectFrom('files').select('previews').where('actual_name', '=', actualName).executeTakeFirstOrThrow()).previews;
-
-  async function upload(user: { token: string }, data: Buffer, name: string): Promise<FileRecord> {
-    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: name }, file: { data } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body.file as FileRecord;
-  }
-
-  const widths = async (actualName: string) => (JSON.parse((await recorded(actualName)) ?? 'null') as { width: number }[] | null)?.map((p) => p.width);
+  const recorded = (actualName: string) => recordedPreviews(t, actualName);
+  const upload = (user: { token: string }, data: Buffer, name: string) => uploadImage(t, user, data, name);
+  const widths = (actualName: string) => previewWidths(t, actualName);
 
   it('records nothing for an image whose read the store failed, and a later backfill makes its previews', async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
@@ -139,19 +148,16 @@ describe('previews after a store too slow for the reader', () => {
     // 120 s in production (PREVIEW_LIMITS); long enough here for the backfill's render on a loaded machine.
     t = await createHttpTestApp('sqlite', { storage: store, previewTotalMs: 5_000 });
     const user = await t.createUser();
-    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'slow.png' }, file: { data: await largePng(1200, 900) } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const file = res.body.file as FileRecord;
+    const file = await uploadImage(t, user, await largePng(1200, 900), 'slow.png');
 
     await t.deps.previews.idle();
     // Not "[]": the image was never judged, the store was.
-    const recorded = async () => (await t!.deps.db.selectFrom('files').select('previews').where('actual_name', '=', file.actual_name).executeTakeFirstOrThrow()).previews;
-    expect(await recorded()).toBeNull();
+    expect(await recordedPreviews(t, file.actual_name)).toBeNull();
 
     store.release();
     await t.deps.previews.backfill();
     await t.deps.previews.idle();
-    expect((JSON.parse((await recorded()) ?? 'null') as { width: number }[] | null)?.map((p) => p.width)).toEqual([160, 320, 640]);
+    expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
   });
 
   it('holds the backfill’s lease while its images are still rendering, so another process starts no second pass', async () => {
@@ -159,8 +165,7 @@ describe('previews after a store too slow for the reader', () => {
     store = new StallingReads(root);
     t = await createHttpTestApp('sqlite', { storage: store });
     const user = await t.createUser();
-    const res = await sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, originalname: 'backlog.png' }, file: { data: await largePng(1200, 900) } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const file = await uploadImage(t, user, await largePng(1200, 900), 'backlog.png');
 
     // A pass whose lease was taken 500 s ago, its image still rendering: without a renewal its
     // lease would run out 70 s from now, before another process's next tick.
@@ -174,7 +179,6 @@ describe('previews after a store too slow for the reader', () => {
 
     store.release();
     await t.deps.previews.idle();
-    const previews = (await t.deps.db.selectFrom('files').select('previews').where('original_name', '=', 'backlog.png').executeTakeFirstOrThrow()).previews;
-    expect((JSON.parse(previews ?? 'null') as { width: number }[] | null)?.map((p) => p.width)).toEqual([160, 320, 640]);
+    expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
   });
 });
