@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import type { FromWorker, KindResult, MetadataTask, PreviewResult, SizeResult, TaskMessage, TaskResult, ToWorker } from './metadata-protocol.ts';
+import { PREVIEWS_READER, type FromWorker, type KindResult, type MetadataTask, type PreviewResult, type SizeResult, type TaskMessage, type TaskResult, type ToWorker } from './metadata-protocol.ts';
 import { processCpuMs } from '../../lib/process-cpu.ts';
 import { lowerPriority, spawnReader } from './spawn-reader.ts';
 
@@ -23,6 +23,8 @@ export interface MetadataLimits {
   startMs: number;
   /** V8 heap of a reader process: past it that process dies, not the server. */
   heapMb: number;
+  /** Readers that render previews: they load libvips, not the sniffers, as they start. */
+  previews?: true;
 }
 
 export const DEFAULT_METADATA_LIMITS: MetadataLimits = { workers: 2, busyMs: 2_000, totalMs: 30_000, startMs: 30_000, heapMb: 96 };
@@ -31,7 +33,7 @@ export const DEFAULT_METADATA_LIMITS: MetadataLimits = { workers: 2, busyMs: 2_0
  * Previews decode whole images (sharp, in native memory outside the V8 heap): one process, so
  * a burst of photos queues instead of taking both cores, and more time per task.
  */
-export const PREVIEW_LIMITS: MetadataLimits = { workers: 1, busyMs: 30_000, totalMs: 120_000, startMs: 30_000, heapMb: 96 };
+export const PREVIEW_LIMITS: MetadataLimits = { workers: 1, busyMs: 30_000, totalMs: 120_000, startMs: 30_000, heapMb: 96, previews: true };
 
 interface Job {
   task: MetadataTask;
@@ -112,7 +114,7 @@ export class MetadataPool {
   }
 
   private start(): Slot {
-    const child = spawnReader('metadata-worker', this.limits.heapMb);
+    const child = spawnReader('metadata-worker', this.limits.heapMb, this.limits.previews ? [PREVIEWS_READER] : []);
     // An idle reader must not keep the server running (nor a test runner).
     child.unref();
     child.channel?.unref();

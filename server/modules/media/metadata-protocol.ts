@@ -3,6 +3,9 @@
  * Uploaded bytes are parsed only in the worker (issue 8 item 1, design §7); the worker asks
  * the main thread for any range beyond the head, so storage stays where its drivers live.
  */
+/** The argument a previews reader is started with (metadata-pool.ts): it loads libvips rather than the sniffers. */
+export const PREVIEWS_READER = '--previews';
+
 export type MetadataTask =
   | { task: 'kind'; head: Uint8Array; size: number }
   | { task: 'video'; mime: string; head: Uint8Array; size: number }

@@ -1,8 +1,8 @@
 import { detectKind, loadSniffers } from '../files/file-kind.ts';
 import { isMatroskaVideo, measureMatroskaVideo } from '../files/matroska-size.ts';
 import { isIsoBmffVideo, measureIsoBmffVideo } from '../files/video-size.ts';
-import type { FromWorker, MetadataTask, SizeResult, ToWorker } from './metadata-protocol.ts';
-import { renderPreviews } from './render-previews.ts';
+import { PREVIEWS_READER, type FromWorker, type MetadataTask, type SizeResult, type ToWorker } from './metadata-protocol.ts';
+import { loadRenderer, renderPreviews } from './render-previews.ts';
 
 /**
  * The child process of metadata-pool.ts: runs the parsers of uploaded bytes (file-type,
@@ -13,7 +13,8 @@ const send = process.send?.bind(process);
 if (!send) throw new Error('metadata-worker.ts runs only as a child process with an IPC channel');
 // The parsers load as the worker starts, before it says it is ready: the pool lowers its
 // priority then and starts the first task's deadline, neither of which is for loading them.
-const sniffersLoaded = loadSniffers();
+// A previews reader (metadata-pool.ts, PREVIEW_LIMITS) loads libvips instead, which it alone needs.
+const parsersLoaded = process.argv.includes(PREVIEWS_READER) ? loadRenderer() : loadSniffers();
 
 const pendingReads = new Map<number, (bytes: Buffer | null) => void>();
 let nextRead = 1;
@@ -59,4 +60,4 @@ process.on('message', (message: ToWorker) => {
 // The parent going away (crash, kill -9) leaves nothing for this process to do.
 process.on('disconnect', () => process.exit(0));
 // Ready even if they failed to load: each task then answers null, as for any parser's failure.
-void sniffersLoaded.catch(() => {}).then(() => reply({ ready: true }));
+void parsersLoaded.catch(() => {}).then(() => reply({ ready: true }));

@@ -1,3 +1,4 @@
+import type Sharp from 'sharp';
 import type { ReadRange } from './metadata-pool.ts';
 import { PREVIEW_MAX_ASPECT, PREVIEW_WIDTHS } from './previews.ts';
 
@@ -17,16 +18,30 @@ export const LIMIT_INPUT_PIXELS = 100_000_000;
 const SHARP_TIMEOUT_SECONDS = 20;
 const READ_PIECE = 1024 * 1024;
 
+let renderer: Promise<typeof Sharp> | null = null;
+
+/**
+ * libvips, loaded once per reader and not at the top: only the previews reader pays for it.
+ * That reader loads it as it starts (metadata-worker.ts), at the server's priority: loading it
+ * is ~170 ms of CPU, three times a photo's render, and at nice 19 on a busy machine a render
+ * that began with it took 40 s.
+ */
+export function loadRenderer(): Promise<typeof Sharp> {
+  renderer ??= import('sharp').then(({ default: sharp }) => {
+    sharp.concurrency(1);
+    sharp.cache(false);
+    return sharp;
+  });
+  return renderer;
+}
+
 /**
  * Runs in the reader process (metadata-worker.ts): reads the file in through `read`, decodes
  * it once (EXIF orientation applied, first frame of an animation), shrinks it to the widest
  * preview and encodes each width from that. Widths that would upscale collapse into one.
  */
 export async function renderPreviews(size: number, read: ReadRange): Promise<RenderedPreview[]> {
-  // Loaded here, not at the top: only the previews reader pays for libvips.
-  const { default: sharp } = await import('sharp');
-  sharp.concurrency(1);
-  sharp.cache(false);
+  const sharp = await loadRenderer();
   const head = await read(0, Math.min(size, READ_PIECE));
   // A bomb's header is in its first bytes, but sharp reads a stream whole before looking at it:
   // a 200 MiB file claiming 100,000 × 100,000 px was read through (200 range reads) and held

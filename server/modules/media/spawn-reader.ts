@@ -7,13 +7,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
  * Starts the module `name` (without extension) beside this file as a child process with its
- * own V8 heap limit, from the sources under tsx or from compiled JavaScript.
+ * own V8 heap limit and arguments `args`, from the sources under tsx or from compiled JavaScript.
  *
  * A child process, not a worker thread: a worker's `resourceLimits` are best effort, and one
  * array grown past the limit (what mp4box does with a crafted `stsz`) aborts the whole process
  * with "Reached heap limit" (nodejs/node#47224), where a child only takes itself down.
  */
-export function spawnReader(name: string, heapMb: number): ChildProcess {
+export function spawnReader(name: string, heapMb: number, args: string[] = []): ChildProcess {
   const here = import.meta.url;
   const fromSources = here.endsWith('.ts');
   // Beside this module with its extension: the sources (.ts), tsc's output (.js), or the
@@ -23,7 +23,7 @@ export function spawnReader(name: string, heapMb: number): ChildProcess {
   const execArgv = [`--max-old-space-size=${heapMb}`, '--max-semi-space-size=8'];
   if (fromSources && !built) execArgv.push('--import', tsxLoader(here));
   // Its output is dropped: a parser complaining about a hostile file is not the server's log.
-  const child = fork(entry, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
+  const child = fork(entry, args, { execArgv, serialization: 'advanced', stdio: ['ignore', 'ignore', 'ignore', 'ipc'] });
   return child;
 }
 

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_METADATA_LIMITS, MetadataPool } from '../../../server/modules/media/metadata-pool.ts';
+import { DEFAULT_METADATA_LIMITS, MetadataPool, PREVIEW_LIMITS } from '../../../server/modules/media/metadata-pool.ts';
 import { mp4Bytes } from '../files/fixtures/mp4.ts';
 import { mp4ManyEmptyBoxes, mp4WithSampleCount, pngBomb } from '../files/fixtures/hostile.ts';
 
@@ -99,5 +100,26 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
     expect(os.getPriority(reader)).toBe(os.getPriority());
     expect(await pending).toMatchObject({ mime: 'image/png', width: 300, height: 200 });
     expect(os.getPriority(reader)).toBe(19);
+  });
+
+  it('starts a previews reader with libvips loaded, so a photo is rendered at the lowest priority without loading it', async () => {
+    // Loading libvips is three times a photo's render in CPU: at nice 19 on a busy machine a
+    // render that began with it took 40 s (and ran past the suite's 60 s once in CI).
+    pool = new MetadataPool(PREVIEW_LIMITS);
+    const png = await sharp({ create: { width: 1000, height: 800, channels: 3, background: { r: 40, g: 120, b: 200 } } }).png().toBuffer();
+    const pending = pool.previews(png.length, async (start, end) => png.subarray(start, end));
+    const [reader] = pool.readerPids();
+    // The pool lowers the priority as the reader says it is ready, and sends the photo then.
+    while (os.getPriority(reader) !== 19) await new Promise((resolve) => setImmediate(resolve));
+    expect(fs.readFileSync(`/proc/${reader}/maps`, 'utf8')).toContain('libvips');
+    expect((await pending)?.map((p) => p.width)).toEqual([160, 320, 640]);
+  });
+
+  it('does not load libvips into the readers that only sniff types and sizes', async () => {
+    pool = new MetadataPool({ ...DEFAULT_METADATA_LIMITS, workers: 1 });
+    const png = pngBomb(300, 200, 0);
+    expect(await pool.kind(png, png.length)).toMatchObject({ mime: 'image/png' });
+    const [reader] = pool.readerPids();
+    expect(fs.readFileSync(`/proc/${reader}/maps`, 'utf8')).not.toContain('libvips');
   });
 });

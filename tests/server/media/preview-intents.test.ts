@@ -65,6 +65,8 @@ function gate(): { promise: Promise<void>; open: () => void; fail: (err: Error) 
   let open!: () => void;
   let fail!: (err: Error) => void;
   const promise = new Promise<void>((resolve, reject) => ((open = resolve), (fail = reject)));
+  // A renderer that never reached its gate leaves this rejection to nobody: the test's failure says why.
+  promise.catch(() => {});
   gates.push(() => fail(new Error('the test ended')));
   return { promise, open, fail };
 }
@@ -98,6 +100,17 @@ describe.each(DIALECTS)('preview objects are listed as doomed until recorded on 
   const previewObjects = async () => [...(await probe.storedKeys()), ...(await probe.partialKeys())].filter((k) => PREVIEW_KEY.test(k)).sort();
   const doomedPreviewKeys = async () => (await t.deps.db.selectFrom('doomed_bytes').select('storage_key').execute()).map((r) => r.storage_key).filter((k) => PREVIEW_KEY.test(k)).sort();
   const recorded = async (actualName: string) => (await t.deps.db.selectFrom('files').select('previews').where('actual_name', '=', actualName).executeTakeFirst())?.previews;
+  /**
+   * Waits for the renderer to be held at its 640 px preview; one that ended without getting there
+   * (a reader that died or ran out of time) fails the test with what it recorded, not a timeout.
+   */
+  async function heldRenderer(reached: Promise<void>, file: FileRecord): Promise<void> {
+    let held = false;
+    const ended = t.deps.previews.idle().then(async () => {
+      if (!held) throw new Error(`the renderer ended without reaching its 640 px preview; recorded: ${String(await recorded(file.actual_name))}`);
+    });
+    await Promise.race([reached.then(() => (held = true)), ended]);
+  }
   /** The periodic reclaim of another api process (jobs.ts), as it runs `seconds` from now. */
   const periodicReclaim = (seconds: number) => leasedReclaim(t.deps, () => false, nowSeconds() + seconds, `api-${seconds}`);
 
@@ -106,7 +119,7 @@ describe.each(DIALECTS)('preview objects are listed as doomed until recorded on 
     const killed = gate();
     const reached = store.hold(killed.promise);
     const file = await upload(user, 'killed.png');
-    await reached;
+    await heldRenderer(reached, file);
     // What a SIGKILL here leaves: 160 and 320 stored, 640 written but not finalized, nothing recorded.
     expect(store.previewKeys).toHaveLength(3);
     expect(await previewObjects()).toHaveLength(3);
@@ -133,7 +146,7 @@ describe.each(DIALECTS)('preview objects are listed as doomed until recorded on 
     const release = gate();
     const reached = store.hold(release.promise);
     const file = await upload(user, 'deleted.png');
-    await reached;
+    await heldRenderer(reached, file);
     expect((await t.call('/api/v1/files/delete', { token: user.token, filePath: file.url })).status).toBe(200);
     store.refusing = true;
     release.open();
@@ -154,7 +167,7 @@ describe.each(DIALECTS)('preview objects are listed as doomed until recorded on 
     const release = gate();
     const reached = store.hold(release.promise);
     const file = await upload(user, 'live.png');
-    await reached;
+    await heldRenderer(reached, file);
     // Listed before a byte was written, and not yet due.
     expect(await doomedPreviewKeys()).toEqual([...store.previewKeys].sort());
     expect(await periodicReclaim(0)).toMatchObject({ failed: 0 });
@@ -182,7 +195,7 @@ describe.each(DIALECTS)('preview objects are listed as doomed until recorded on 
     const release = gate();
     const reached = store.hold(release.promise);
     const file = await upload(user, 'slow.png');
-    await reached;
+    await heldRenderer(reached, file);
     expect(await periodicReclaim(PREVIEW_INTENT_SECONDS + 1)).toMatchObject({ failed: 0 });
     release.open();
     await t.deps.previews.idle();
