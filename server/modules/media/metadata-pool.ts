@@ -35,10 +35,16 @@ export const DEFAULT_METADATA_LIMITS: MetadataLimits = { workers: 2, busyMs: 2_0
  */
 export const PREVIEW_LIMITS: MetadataLimits = { workers: 1, busyMs: 30_000, totalMs: 120_000, startMs: 30_000, heapMb: 96, previews: true };
 
+/**
+ * A task ended by the total deadline (`totalMs`) with CPU budget left: the time went to waiting,
+ * for the store's range reads or for a core on a busy machine, not to the file's own work.
+ */
+export const OUT_OF_TIME = 'out of time';
+
 interface Job {
   task: MetadataTask;
   read: ReadRange | null;
-  resolve(result: TaskResult | null): void;
+  resolve(result: TaskResult | null | typeof OUT_OF_TIME): void;
 }
 
 interface Slot {
@@ -77,9 +83,13 @@ export class MetadataPool {
     return (await this.submit({ task: 'video', mime, head, size }, read)) as SizeResult | null;
   }
 
-  /** WebP previews of a listed image (render-previews.ts), the file read through `read`; null on any failure. */
-  async previews(size: number, read: ReadRange): Promise<PreviewResult[] | null> {
-    return (await this.submit({ task: 'previews', size }, read)) as PreviewResult[] | null;
+  /**
+   * WebP previews of a listed image (render-previews.ts), the file read through `read`; null on
+   * any failure of the image's own (broken, a bomb, past its CPU budget), `OUT_OF_TIME` when the
+   * deadline passed first. Nobody waits for previews, so the queue can tell the two apart.
+   */
+  async previews(size: number, read: ReadRange): Promise<PreviewResult[] | null | typeof OUT_OF_TIME> {
+    return (await this.submit({ task: 'previews', size }, read, true)) as PreviewResult[] | null | typeof OUT_OF_TIME;
   }
 
   /** Process ids of the running readers (for operators' tools and for tests that end one). */
@@ -93,10 +103,11 @@ export class MetadataPool {
     for (const child of this.all) child.kill('SIGKILL');
   }
 
-  private submit(task: MetadataTask, read: ReadRange | null): Promise<TaskResult | null> {
+  /** An upload waits for its type and size: for it, a deadline passed is no answer like any other. */
+  private submit(task: MetadataTask, read: ReadRange | null, tellsLate = false): Promise<TaskResult | null | typeof OUT_OF_TIME> {
     if (this.closed) return Promise.resolve(null);
     return new Promise((resolve) => {
-      this.waiting.push({ task, read, resolve });
+      this.waiting.push({ task, read, resolve: (result) => resolve(result === OUT_OF_TIME && !tellsLate ? null : result) });
       this.pump();
     });
   }
@@ -156,10 +167,10 @@ export class MetadataPool {
     let busyTimer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
     // Past a deadline the job ends here and now, whenever the reader's 'exit' arrives.
-    const kill = () => {
+    const kill = (outcome: null | typeof OUT_OF_TIME) => {
       slot.child.kill('SIGKILL');
       this.all.delete(slot.child);
-      finish(null, false);
+      finish(outcome, false);
     };
     /** Busy time spent since the clock last started: the reader's CPU, else the wall clock. */
     const spent = () => {
@@ -176,12 +187,13 @@ export class MetadataPool {
     // total deadline still bounds the wait).
     const checkBusy = () => {
       busyLeft -= spent();
-      if (busyLeft <= 0) kill();
+      if (busyLeft <= 0) kill(null);
       else startBusy();
     };
     startBusy();
-    const totalTimer = setTimeout(kill, this.limits.totalMs);
-    const finish = (result: TaskResult | null, healthy: boolean) => {
+    // The busy clock would have ended a task past its budget before this.
+    const totalTimer = setTimeout(() => kill(OUT_OF_TIME), this.limits.totalMs);
+    const finish = (result: TaskResult | null | typeof OUT_OF_TIME, healthy: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(busyTimer);

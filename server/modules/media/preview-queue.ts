@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Database } from '../../db/index.ts';
 import type { Storage } from '../../storage/storage.ts';
-import type { MetadataPool } from './metadata-pool.ts';
+import { OUT_OF_TIME, type MetadataPool } from './metadata-pool.ts';
 import { isPreviewable, previewKey, type StoredPreview } from './previews.ts';
 import { filesWithoutPreviews, findPreviewSource, recordPreviews } from './previews.repository.ts';
 import { doomPreviewKeys, dropPreviewKeys, keepPreviewKeys } from '../files/doomed-bytes.ts';
@@ -99,34 +99,28 @@ export class PreviewQueue {
     const file = await findPreviewSource(this.db, id);
     if (!file || file.previews !== null) return;
     let readFailure: unknown = null;
-    let readsWaiting = 0;
     const read = (start: number, end: number) => {
       // A key the store refuses outright (storage.ts: a malformed one) throws here, at once, and is
       // no failure of the store: that file can never be read, and is recorded as having none.
       const bytes = this.storage.read(file.storage_key, { start, end: end - 1 });
-      readsWaiting += 1;
-      return buffer(bytes)
-        .catch((err: unknown) => {
-          readFailure ??= err;
-          throw err;
-        })
-        .finally(() => (readsWaiting -= 1));
+      return buffer(bytes).catch((err: unknown) => {
+        readFailure ??= err;
+        throw err;
+      });
     };
-    const rendered = isPreviewable(file.mime_type, file.size) ? await this.pool.previews(file.size, read) : null;
+    const outcome = isPreviewable(file.mime_type, file.size) ? await this.pool.previews(file.size, read) : null;
     // Shutting down: the readers were ended, so null says nothing about the image. The row stays
     // without a record and the next start's backfill makes its previews.
     if (this.closed) return;
     // The reader never saw the whole image because the store failed a read (S3 throttling, a
-    // dropped connection), or answered so slowly that the reader's deadline (PREVIEW_LIMITS'
-    // total) passed while it waited for bytes: "none" would be recorded for good, so a photo
-    // would never get its previews. The row stays without a record for the next backfill
-    // (jobs.ts), unless the object is gone. A deadline passed while decoding is the image's own
-    // doing, and recorded as none like any other image too costly to read.
-    const storeAtFault = readFailure !== null || readsWaiting > 0;
-    if (rendered === null && storeAtFault && (await this.mayStillBeStored(file.storage_key))) {
-      const why = readFailure !== null ? `the store failed a read (${String(readFailure)})` : 'the store had not answered a read by the deadline';
-      throw new Error(`${why}; they are made on a later pass`);
-    }
+    // dropped connection), or its deadline (PREVIEW_LIMITS' total) passed before the image had
+    // used its CPU budget: the store answered slowly, or the machine was too busy to give the
+    // reader (at nice 19) a core. "None" would be recorded for good, so a photo would never get
+    // its previews. The row stays without a record for the next backfill (jobs.ts), unless the
+    // object is gone. An image past its CPU budget is its own doing, recorded as none.
+    const why = readFailure !== null ? `the store failed a read (${String(readFailure)})` : outcome === OUT_OF_TIME ? 'the reader ran out of time waiting for the store or a core' : null;
+    if (why !== null && (await this.mayStillBeStored(file.storage_key))) throw new Error(`${why}; they are made on a later pass`);
+    const rendered = outcome === OUT_OF_TIME ? null : outcome;
     const tag = crypto.randomBytes(4).toString('base64url');
     const previews: StoredPreview[] = (rendered ?? []).map((p) => ({ width: p.width, height: p.height, bytes: p.data.length, suffix: `p${p.width}_${tag}` }));
     const keys = previews.map((p) => previewKey(file.storage_key, p));

@@ -112,7 +112,7 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
     // The pool lowers the priority as the reader says it is ready, and sends the photo then.
     while (os.getPriority(reader) !== 19) await new Promise((resolve) => setImmediate(resolve));
     expect(fs.readFileSync(`/proc/${reader}/maps`, 'utf8')).toContain('libvips');
-    expect((await pending)?.map((p) => p.width)).toEqual([160, 320, 640]);
+    expect(await pending).toMatchObject([{ width: 160 }, { width: 320 }, { width: 640 }]);
   });
 
   it('does not load libvips into the readers that only sniff types and sizes', async () => {

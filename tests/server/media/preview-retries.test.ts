@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FileRecord } from '../../../contract/files.ts';
 import { leasedPreviewBackfill, startBackgroundJobs } from '../../../server/jobs.ts';
 import { nowSeconds } from '../../../server/lib/ids.ts';
+import { PREVIEWS_READER } from '../../../server/modules/media/metadata-protocol.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { STORE_UNAVAILABLE, StorageError, type Storage } from '../../../server/storage/storage.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
@@ -50,6 +51,37 @@ class StallingReads extends LocalStorage implements Storage {
     this.stalling = false;
     for (const go of this.waiting.splice(0)) go();
   }
+}
+
+/**
+ * A store whose first read past the first MiB stops the previews reader (SIGSTOP) before it
+ * answers, while `stopping`: a reader that gets no core (nice 19 on a machine kept busy), the
+ * store answering at once. The pool's deadline then ends it (SIGKILL ends a stopped process too).
+ */
+class StarvingReads extends LocalStorage implements Storage {
+  stopping = true;
+
+  override read(key: string, range?: { start: number; end: number }): Readable {
+    if (this.stopping && range && range.start >= 1024 * 1024) {
+      this.stopping = false;
+      for (const pid of previewReaderPids()) process.kill(pid, 'SIGSTOP');
+    }
+    return super.read(key, range);
+  }
+}
+
+/** This process's previews readers (metadata-pool.ts starts them with PREVIEWS_READER). */
+function previewReaderPids(): number[] {
+  return fs.readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      const parent = /^PPid:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1];
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      return Number(parent) === process.pid && argv.includes(PREVIEWS_READER) ? [Number(entry)] : [];
+    } catch {
+      return []; // ended meanwhile
+    }
+  });
 }
 
 /** A PNG of a few MiB (noise, stored uncompressed), so the reader needs several range reads. */
@@ -132,7 +164,7 @@ describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)'
 });
 
 // What the queue does with a deadline passed is the same on both databases.
-describe('previews after a store too slow for the reader', () => {
+describe('previews after the reader’s deadline passed', () => {
   let t: HttpTestApp | undefined;
   let store: StallingReads | undefined;
   let root: string;
@@ -155,6 +187,23 @@ describe('previews after a store too slow for the reader', () => {
     expect(await recordedPreviews(t, file.actual_name)).toBeNull();
 
     store.release();
+    await t.deps.previews.backfill();
+    await t.deps.previews.idle();
+    expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
+  });
+
+  it('records nothing when the reader got no core until its deadline passed, and a later backfill makes its previews', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
+    const starving = new StarvingReads(root);
+    t = await createHttpTestApp('sqlite', { storage: starving, previewTotalMs: 5_000 });
+    const user = await t.createUser();
+    const file = await uploadImage(t, user, await largePng(1200, 900), 'starved.png');
+
+    await t.deps.previews.idle();
+    expect(starving.stopping).toBe(false);
+    // Not "[]": the image used none of its CPU budget; the machine was judged, not the image.
+    expect(await recordedPreviews(t, file.actual_name)).toBeNull();
+
     await t.deps.previews.backfill();
     await t.deps.previews.idle();
     expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);

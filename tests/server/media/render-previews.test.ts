@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MetadataPool, PREVIEW_LIMITS } from '../../../server/modules/media/metadata-pool.ts';
+import { MetadataPool, OUT_OF_TIME, PREVIEW_LIMITS } from '../../../server/modules/media/metadata-pool.ts';
 import { pngBomb } from '../files/fixtures/hostile.ts';
 
 /** The previews reader (render-previews.ts in its own process), as the preview queue runs it. */
@@ -19,6 +19,7 @@ describe('previews reader (server/modules/media/render-previews.ts)', () => {
       asked += end - start;
       return file.subarray(start, end);
     });
+    if (previews === OUT_OF_TIME) throw new Error('the reader ran out of time');
     return { previews, asked };
   }
 
