@@ -3,7 +3,7 @@ import { CHUNK_SIZE } from '../contract/files.ts';
 import type { Config } from './config.ts';
 import { migrate, openDatabase, type Database, type Dialect, type OpenOptions } from './db/index.ts';
 import { createCaptchaVerifier, type CaptchaVerifier } from './modules/auth/captcha.ts';
-import { MetadataPool, PREVIEW_LIMITS } from './modules/media/metadata-pool.ts';
+import { MetadataPool, PREVIEW_LIMITS, type MetadataLimits } from './modules/media/metadata-pool.ts';
 import { AccountRemovals, type AccountRemovalOptions } from './modules/users/account-removals.ts';
 import { PreviewQueue } from './modules/media/preview-queue.ts';
 import { SettingsService } from './modules/settings/settings.service.ts';
@@ -53,8 +53,11 @@ export interface DepsOverrides {
   rateLimitNamespace?: string;
   /** Tests only: hold a removal between its batches, or answer it sooner. */
   accountRemovals?: AccountRemovalOptions;
-  /** Tests only: a shorter deadline for the previews reader, so a store that stalls it need not take 120 s. */
-  previewTotalMs?: number;
+  /**
+   * Tests only: the previews readers' limits, read at each task, so a test can give a render a
+   * short deadline (a store that stalls it need not take 120 s) and the backfill after it the real one.
+   */
+  previewLimits?: MetadataLimits;
 }
 
 /** Design §7: a chunk's writer renews its lease every 3 s; a writer silent for 15 s is presumed dead. */
@@ -103,7 +106,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   // Redis holds nothing but rate-limit counters, so with RATE_LIMITS=off there is nothing to connect for.
   const redis = config.redisUrl && config.rateLimits ? await connectRedis(config.redisUrl, log) : null;
   const metadata = new MetadataPool();
-  const previewReaders = new MetadataPool(overrides.previewTotalMs ? { ...PREVIEW_LIMITS, totalMs: overrides.previewTotalMs } : PREVIEW_LIMITS);
+  const previewReaders = new MetadataPool(overrides.previewLimits ?? PREVIEW_LIMITS);
   const previews = new PreviewQueue(handle.db, storage, previewReaders, log);
   const accountRemovals = new AccountRemovals(
     { db: handle.db, dialect: handle.dialect, storage },

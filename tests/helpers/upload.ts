@@ -27,7 +27,7 @@ export const SERVING_CHUNK_SIZE = 64 * 1024;
 /** A test app served over real HTTP (uploads must stream), with a small chunk size. */
 export async function createHttpTestApp(
   dialect: Dialect,
-  options: { chunkSize?: number; env?: Record<string, string>; leaseMs?: number; storage?: DepsOverrides['storage']; s3PieceSize?: number; s3SilenceMs?: number; previewTotalMs?: number } = {},
+  options: { chunkSize?: number; env?: Record<string, string>; leaseMs?: number; storage?: DepsOverrides['storage']; s3PieceSize?: number; s3SilenceMs?: number; previewLimits?: DepsOverrides['previewLimits'] } = {},
 ): Promise<HttpTestApp> {
   const t = await createTestApp(dialect, options.env ?? {}, {
     uploadChunkSize: options.chunkSize ?? 1024,
@@ -35,7 +35,7 @@ export async function createHttpTestApp(
     ...(options.s3PieceSize ? { s3PieceSize: options.s3PieceSize } : {}),
     ...(options.s3SilenceMs ? { s3SilenceMs: options.s3SilenceMs } : {}),
     ...(options.storage ? { storage: options.storage } : {}),
-    ...(options.previewTotalMs ? { previewTotalMs: options.previewTotalMs } : {}),
+    ...(options.previewLimits ? { previewLimits: options.previewLimits } : {}),
   });
   const apiUrl = await listen(t.api);
   const filesUrl = await listen(t.files);
