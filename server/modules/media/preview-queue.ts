@@ -115,7 +115,7 @@ export class PreviewQueue {
     // The reader never saw the whole image because the store failed a read (S3 throttling, a
     // dropped connection), or its deadline (PREVIEW_LIMITS' total) passed before the image had
     // used its CPU budget: the store answered slowly, or the machine was too busy to give the
-    // reader (at nice 19) a core. "None" would be recorded for good, so a photo would never get
+    // reader (at READER_NICE) a core. "None" would be recorded for good, so a photo would never get
     // its previews. The row stays without a record for the next backfill (jobs.ts), unless the
     // object is gone. An image past its CPU budget is its own doing, recorded as none.
     const why = readFailure !== null ? `the store failed a read (${String(readFailure)})` : outcome === OUT_OF_TIME ? 'the reader ran out of time waiting for the store or a core' : null;

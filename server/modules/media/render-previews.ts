@@ -23,8 +23,8 @@ let renderer: Promise<typeof Sharp> | null = null;
 /**
  * libvips, loaded once per reader and not at the top: only the previews reader pays for it.
  * That reader loads it as it starts (metadata-worker.ts), at the server's priority: loading it
- * is ~170 ms of CPU, three times a photo's render, and at nice 19 on a busy machine a render
- * that began with it took 40 s.
+ * is ~170 ms of CPU, three times a photo's render, and at the readers' low priority on a busy
+ * machine (nice 19 then) a render that began with it took 40 s.
  */
 export function loadRenderer(): Promise<typeof Sharp> {
   renderer ??= import('sharp').then(({ default: sharp }) => {

@@ -28,7 +28,18 @@ export function spawnReader(name: string, heapMb: number, args: string[] = []): 
 }
 
 /**
- * Lowest CPU priority, for a reader that has started (loaded its parsers) and is about to be
+ * A reader's niceness once it parses uploaded bytes. At 10 a reader busy on a core the server
+ * wants gets about a tenth of it (Linux's weights: 110 against 1,024): the server keeps answering
+ * while a hostile file is read (the hostile suite's slowest /healthz was 14–43 ms at 10 and at 19
+ * alike). At 19 (15 against 1,024) the server starved its own readers, and an upload waits for
+ * its reader's answer: on two cores kept busy by six other processes, a photo's upload took
+ * 240–950 ms at 19 against 90–200 ms at 10 (70–150 ms at 0), six photos' previews 11–12 s
+ * against 2.8 s (bench/README.md).
+ */
+export const READER_NICE = 10;
+
+/**
+ * Lower CPU priority, for a reader that has started (loaded its parsers) and is about to be
  * given uploaded bytes: on a busy machine one chewing through a hostile file yields to the
  * server's own thread, which must keep answering (issue 8). Not while it starts: at nice 19 on a
  * machine whose cores were busy, a start (1–2 s of CPU from the sources) waited past its 30 s
@@ -37,7 +48,7 @@ export function spawnReader(name: string, heapMb: number, args: string[] = []): 
 export function lowerPriority(child: ChildProcess): void {
   if (child.pid === undefined) return;
   try {
-    os.setPriority(child.pid, 19);
+    os.setPriority(child.pid, READER_NICE);
   } catch {
     // Not allowed on this system, or the reader has just ended: it runs at normal priority.
   }

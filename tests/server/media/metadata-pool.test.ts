@@ -4,6 +4,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_METADATA_LIMITS, MetadataPool, PREVIEW_LIMITS } from '../../../server/modules/media/metadata-pool.ts';
+import { READER_NICE } from '../../../server/modules/media/spawn-reader.ts';
 import { mp4Bytes } from '../files/fixtures/mp4.ts';
 import { mp4ManyEmptyBoxes, mp4WithSampleCount, pngBomb } from '../files/fixtures/hostile.ts';
 
@@ -90,7 +91,7 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
     expect(await pending).toMatchObject({ mime: 'image/png', width: 30, height: 20 });
   });
 
-  it("starts its reader at the server's priority and gives it uploaded bytes at the lowest", async () => {
+  it("starts its reader at the server's priority and gives it uploaded bytes at a lower one", async () => {
     // A reader loading its parsers at nice 19 on a busy machine waited past its start deadline
     // for a core; the bytes it parses are what must yield to the server (issue 8).
     pool = new MetadataPool({ ...DEFAULT_METADATA_LIMITS, workers: 1 });
@@ -99,10 +100,10 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
     const [reader] = pool.readerPids();
     expect(os.getPriority(reader)).toBe(os.getPriority());
     expect(await pending).toMatchObject({ mime: 'image/png', width: 300, height: 200 });
-    expect(os.getPriority(reader)).toBe(19);
+    expect(os.getPriority(reader)).toBe(READER_NICE);
   });
 
-  it('starts a previews reader with libvips loaded, so a photo is rendered at the lowest priority without loading it', async () => {
+  it('starts a previews reader with libvips loaded, so a photo is rendered at the lower priority without loading it', async () => {
     // Loading libvips is three times a photo's render in CPU: at nice 19 on a busy machine a
     // render that began with it took 40 s (and ran past the suite's 60 s once in CI).
     pool = new MetadataPool(PREVIEW_LIMITS);
@@ -110,7 +111,7 @@ describe('MetadataPool (server/modules/media/metadata-pool.ts)', () => {
     const pending = pool.previews(png.length, async (start, end) => png.subarray(start, end));
     const [reader] = pool.readerPids();
     // The pool lowers the priority as the reader says it is ready, and sends the photo then.
-    while (os.getPriority(reader) !== 19) await new Promise((resolve) => setImmediate(resolve));
+    while (os.getPriority(reader) !== READER_NICE) await new Promise((resolve) => setImmediate(resolve));
     expect(fs.readFileSync(`/proc/${reader}/maps`, 'utf8')).toContain('libvips');
     expect(await pending).toMatchObject([{ width: 160 }, { width: 320 }, { width: 640 }]);
   });

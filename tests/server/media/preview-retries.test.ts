@@ -56,7 +56,7 @@ class StallingReads extends LocalStorage implements Storage {
 
 /**
  * A store whose first read past the first MiB stops the previews reader (SIGSTOP) before it
- * answers, while `stopping`: a reader that gets no core (nice 19 on a machine kept busy), the
+ * answers, while `stopping`: a reader that gets no core (a low priority on a machine kept busy), the
  * store answering at once. The pool's deadline then ends it (SIGKILL ends a stopped process too).
  */
 class StarvingReads extends LocalStorage implements Storage {
