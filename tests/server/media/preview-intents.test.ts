@@ -13,7 +13,12 @@ import { localProbe, type StoreProbe } from '../../helpers/store-probe.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 
-const PREVIEW_KEY = /p(\d+)_[A-Za-z0-9_-]+$/;
+/**
+ * A preview's key: its file's 24-character key (`newSecret(18)`), then `p<width>_` and a 6-character
+ * tag (preview-queue.ts). Written out whole: a file's own random key ends like `p7_aB3` about once
+ * in a thousand uploads, and was then counted as a preview.
+ */
+const PREVIEW_KEY = /^[A-Za-z0-9_-]{24}p(\d+)_[A-Za-z0-9_-]{6}$/;
 
 /**
  * Local disk whose renderer can be held just before its widest preview is finalized (that one is
