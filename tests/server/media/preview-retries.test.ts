@@ -11,6 +11,7 @@ import { PREVIEW_LIMITS, type MetadataLimits } from '../../../server/modules/med
 import { PREVIEWS_READER } from '../../../server/modules/media/metadata-protocol.ts';
 import { LocalStorage } from '../../../server/storage/local.ts';
 import { STORE_UNAVAILABLE, StorageError, type Storage } from '../../../server/storage/storage.ts';
+import { childPids } from '../../helpers/server-process.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { createHttpTestApp, sendMultipart, type HttpTestApp } from '../../helpers/upload.ts';
 
@@ -73,14 +74,11 @@ class StarvingReads extends LocalStorage implements Storage {
 
 /** This process's previews readers (metadata-pool.ts starts them with PREVIEWS_READER). */
 function previewReaderPids(): number[] {
-  return fs.readdirSync('/proc').flatMap((entry) => {
-    if (!/^\d+$/.test(entry)) return [];
+  return childPids(process.pid).filter((pid) => {
     try {
-      const parent = /^PPid:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1];
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      return Number(parent) === process.pid && argv.includes(PREVIEWS_READER) ? [Number(entry)] : [];
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(PREVIEWS_READER);
     } catch {
-      return []; // ended meanwhile
+      return false; // ended meanwhile
     }
   });
 }
@@ -174,47 +172,45 @@ describe('previews after the reader’s deadline passed', () => {
   let root: string;
   afterEach(async () => {
     store?.release();
+    store = undefined;
     await t?.close();
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('records nothing when the reader’s deadline passed while the store had not answered, and a later backfill makes its previews', async () => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
-    store = new StallingReads(root);
+  /**
+   * Uploads a photo whose previews render runs past a 2 s deadline on `slowStore`: the row must stay
+   * NULL (not "[]", which says the image has none, for good); then `letGo()` ends the slowness, the
+   * deadline goes back to 120 s, and the backfill makes its previews.
+   */
+  async function runsOutThenBackfills(slowStore: LocalStorage, letGo: () => void): Promise<void> {
     const limits = shortDeadline();
-    t = await createHttpTestApp('sqlite', { storage: store, previewLimits: limits });
+    t = await createHttpTestApp('sqlite', { storage: slowStore, previewLimits: limits });
     const user = await t.createUser();
     const file = await uploadImage(t, user, await largePng(1200, 900), 'slow.png');
 
     await t.deps.previews.idle();
-    // Not "[]": the image was never judged, the store was.
     expect(await recordedPreviews(t, file.actual_name)).toBeNull();
 
-    store.release();
+    letGo();
     limits.totalMs = PREVIEW_LIMITS.totalMs;
     await t.deps.previews.backfill();
     await t.deps.previews.idle();
     expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
+  }
+
+  it('records nothing when the reader’s deadline passed while the store had not answered, and a later backfill makes its previews', async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
+    const stalling = (store = new StallingReads(root));
+    // The image was never judged, the store was.
+    await runsOutThenBackfills(stalling, () => stalling.release());
   });
 
   it('records nothing when the reader got no core until its deadline passed, and a later backfill makes its previews', async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
     const starving = new StarvingReads(root);
-    const limits = shortDeadline();
-    t = await createHttpTestApp('sqlite', { storage: starving, previewLimits: limits });
-    const user = await t.createUser();
-    const file = await uploadImage(t, user, await largePng(1200, 900), 'starved.png');
-
-    await t.deps.previews.idle();
-    // Not "[]": the image used none of its CPU budget; the machine was judged, not the image.
-    // (On a machine this busy already, the deadline may pass before the reader is stopped: the same case.)
-    expect(await recordedPreviews(t, file.actual_name)).toBeNull();
-
-    starving.stopping = false;
-    limits.totalMs = PREVIEW_LIMITS.totalMs;
-    await t.deps.previews.backfill();
-    await t.deps.previews.idle();
-    expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
+    // The image used none of its CPU budget; the machine was judged, not the image. (On a machine
+    // this busy already, the deadline may pass before the reader is stopped: the same case.)
+    await runsOutThenBackfills(starving, () => { starving.stopping = false; });
   });
 
   it('holds the backfill’s lease while its images are still rendering, so another process starts no second pass', async () => {
