@@ -13,6 +13,7 @@ import type { Dialect } from '../../server/db/index.ts';
 import { newId, nowSeconds } from '../../server/lib/ids.ts';
 import { hashPassword } from '../../server/lib/passwords.ts';
 import { createTestBucket, s3Endpoint, s3Env } from './s3-server.ts';
+import { SCHEMA_DDL_LOCK, copyMigratedSchema, dropTestSchema } from './pg-template.ts';
 import { localProbe, s3Probe, type StoreProbe } from './store-probe.ts';
 
 /** Style habit 3: every API and repository test runs on each database that is reachable. */
@@ -49,13 +50,6 @@ export interface TestApp {
 
 let userCounter = 0;
 
-/**
- * Kysely's migrator reads the catalog of every schema in the database, and PostgreSQL fails that
- * read ("schema … does not exist") when another test drops its schema at the same moment. Test
- * files run in parallel, so migrations hold this advisory lock shared and drops take it alone.
- */
-const SCHEMA_DDL_LOCK = 0x57a54;
-
 /** A fresh app per test (style habit 9): its own data folder and its own database or schema. */
 export async function createTestApp(
   dialect: Dialect = 'sqlite',
@@ -67,23 +61,22 @@ export async function createTestApp(
   let dropSchema: (() => Promise<void>) | null = null;
   let migrationGuard: pg.Client | null = null;
   let dbOptions = overrides.db;
+  let migrated = false;
   if (dialect === 'postgres') {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_DATABASE_URL is not set');
     const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
-    migrationGuard = new pg.Client({ connectionString: url });
-    await migrationGuard.connect();
-    await migrationGuard.query(`create schema ${schema}`);
-    await migrationGuard.query('select pg_advisory_lock_shared($1)', [SCHEMA_DDL_LOCK]);
+    migrated = await copyMigratedSchema(url, schema);
+    if (!migrated) {
+      // Kysely's migrator reads every schema's catalog: no drop may run meanwhile (pg-template.ts).
+      migrationGuard = new pg.Client({ connectionString: url });
+      await migrationGuard.connect();
+      await migrationGuard.query(`create schema ${schema}`);
+      await migrationGuard.query('select pg_advisory_lock_shared($1)', [SCHEMA_DDL_LOCK]);
+    }
     databaseUrl = url;
     dbOptions = { ...dbOptions, searchPath: schema, poolSize: 5 };
-    dropSchema = async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query('select pg_advisory_lock($1)', [SCHEMA_DDL_LOCK]);
-      await c.query(`drop schema ${schema} cascade`);
-      await c.end();
-    };
+    dropSchema = () => dropTestSchema(url, schema);
   }
   // TEST_STORAGE=s3 (.ci/run): the same tests on a fresh bucket of the S3 test server.
   let bucket: Awaited<ReturnType<typeof createTestBucket>> | null = null;
@@ -104,7 +97,7 @@ export async function createTestApp(
   });
   let deps: Deps;
   try {
-    deps = await createDeps(config, { ...overrides, db: dbOptions });
+    deps = await createDeps(config, { ...overrides, db: dbOptions, migrated });
   } finally {
     await migrationGuard?.end();
   }
