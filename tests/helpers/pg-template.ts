@@ -103,6 +103,15 @@ export async function copyMigratedSchema(url: string, schema: string): Promise<b
   return true;
 }
 
+/**
+ * Creates `schema` at the latest migration: a copy of the saved one, or, in a test process
+ * started without global-setup.ts, migrated in place under the shared lock.
+ */
+export async function createTestSchema(url: string, schema: string): Promise<void> {
+  if (await copyMigratedSchema(url, schema)) return;
+  await migrateSchema(await ddlClient(url), url, schema);
+}
+
 /** Drops a test's schema, once no migrator elsewhere in the database is reading the catalog. */
 export async function dropTestSchema(url: string, schema: string): Promise<void> {
   // One query of two statements runs as one transaction: the lock is let go as it ends, and a

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../server/config.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../server/deps.ts';
@@ -13,7 +12,7 @@ import type { Dialect } from '../../server/db/index.ts';
 import { newId, nowSeconds } from '../../server/lib/ids.ts';
 import { hashPassword } from '../../server/lib/passwords.ts';
 import { createTestBucket, s3Endpoint, s3Env } from './s3-server.ts';
-import { SCHEMA_DDL_LOCK, copyMigratedSchema, dropTestSchema } from './pg-template.ts';
+import { createTestSchema, dropTestSchema } from './pg-template.ts';
 import { localProbe, s3Probe, type StoreProbe } from './store-probe.ts';
 
 /** Style habit 3: every API and repository test runs on each database that is reachable. */
@@ -59,21 +58,14 @@ export async function createTestApp(
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-test-'));
   let databaseUrl = `sqlite://${path.join(dataDir, 'stash.db')}`;
   let dropSchema: (() => Promise<void>) | null = null;
-  let migrationGuard: pg.Client | null = null;
   let dbOptions = overrides.db;
   let migrated = false;
   if (dialect === 'postgres') {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) throw new Error('TEST_DATABASE_URL is not set');
     const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
-    migrated = await copyMigratedSchema(url, schema);
-    if (!migrated) {
-      // Kysely's migrator reads every schema's catalog: no drop may run meanwhile (pg-template.ts).
-      migrationGuard = new pg.Client({ connectionString: url });
-      await migrationGuard.connect();
-      await migrationGuard.query(`create schema ${schema}`);
-      await migrationGuard.query('select pg_advisory_lock_shared($1)', [SCHEMA_DDL_LOCK]);
-    }
+    await createTestSchema(url, schema);
+    migrated = true;
     databaseUrl = url;
     dbOptions = { ...dbOptions, searchPath: schema, poolSize: 5 };
     dropSchema = () => dropTestSchema(url, schema);
@@ -95,12 +87,7 @@ export async function createTestApp(
     ADMIN_PASSWORD: 'admin-password-1',
     ...env,
   });
-  let deps: Deps;
-  try {
-    deps = await createDeps(config, { ...overrides, db: dbOptions, migrated });
-  } finally {
-    await migrationGuard?.end();
-  }
+  const deps = await createDeps(config, { ...overrides, db: dbOptions, migrated });
   const boot = await bootstrap(deps);
   const api = await buildApi(deps);
   const files = await buildFilesHost(deps);

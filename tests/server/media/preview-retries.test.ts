@@ -106,6 +106,27 @@ async function previewWidths(t: HttpTestApp, actualName: string): Promise<number
   return (JSON.parse((await recordedPreviews(t, actualName)) ?? 'null') as { width: number }[] | null)?.map((p) => p.width);
 }
 
+/**
+ * Uploads a photo whose previews render fails (the store, or the reader's deadline): its row must
+ * stay NULL, not "[]", which would say the image has none, for good. Then `letGo()` ends the
+ * failure and the backfill makes its previews.
+ */
+async function failsThenBackfills(t: HttpTestApp, letGo: () => void): Promise<void> {
+  const user = await t.createUser();
+  const png = await largePng(1200, 900);
+  expect(png.length).toBeGreaterThan(2 * 1024 * 1024);
+  const file = await uploadImage(t, user, png, 'photo.png');
+  expect(file.mime_type).toBe('image/png');
+
+  await t.deps.previews.idle();
+  expect(await recordedPreviews(t, file.actual_name)).toBeNull();
+
+  letGo();
+  await t.deps.previews.backfill();
+  await t.deps.previews.idle();
+  expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
+}
+
 describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)', (dialect) => {
   let t: HttpTestApp;
   let root: string;
@@ -114,28 +135,11 @@ describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)'
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  const recorded = (actualName: string) => recordedPreviews(t, actualName);
-  const upload = (user: { token: string }, data: Buffer, name: string) => uploadImage(t, user, data, name);
-  const widths = (actualName: string) => previewWidths(t, actualName);
-
   it('records nothing for an image whose read the store failed, and a later backfill makes its previews', async () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-previews-'));
     const store = new FlakyReads(root);
     t = await createHttpTestApp(dialect, { storage: store });
-    const user = await t.createUser();
-    const png = await largePng(1200, 900);
-    expect(png.length).toBeGreaterThan(2 * 1024 * 1024);
-    const file = await upload(user, png, 'photo.png');
-    expect(file.mime_type).toBe('image/png');
-
-    await t.deps.previews.idle();
-    // Not "[]": that would say the image has none, for good.
-    expect(await recorded(file.actual_name)).toBeNull();
-
-    store.failing = false;
-    await t.deps.previews.backfill();
-    await t.deps.previews.idle();
-    expect(await widths(file.actual_name)).toEqual([160, 320, 640]);
+    await failsThenBackfills(t, () => { store.failing = false; });
   });
 
   it('backfills images left without previews once per period across api processes, not only at a start', async () => {
@@ -143,7 +147,7 @@ describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)'
     const store = new FlakyReads(root);
     t = await createHttpTestApp(dialect, { storage: store });
     const user = await t.createUser();
-    const file = await upload(user, await largePng(1200, 900), 'later.png');
+    const file = await uploadImage(t, user, await largePng(1200, 900), 'later.png');
     await t.deps.previews.idle();
     store.failing = false;
 
@@ -156,7 +160,7 @@ describe.each(DIALECTS)('previews after a store failure on %s (issue 11 item 9)'
     expect([first, second].sort()).toEqual([false, true]);
     await t.deps.previews.backfill();
     await t.deps.previews.idle();
-    expect(await widths(file.actual_name)).toEqual([160, 320, 640]);
+    expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
     // The next period's tick runs again.
     expect(await leasedPreviewBackfill(t.deps, now + 600, 'api-2')).toBe(true);
   });
@@ -177,25 +181,14 @@ describe('previews after the reader’s deadline passed', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  /**
-   * Uploads a photo whose previews render runs past a 2 s deadline on `slowStore`: the row must stay
-   * NULL (not "[]", which says the image has none, for good); then `letGo()` ends the slowness, the
-   * deadline goes back to 120 s, and the backfill makes its previews.
-   */
+  /** A previews render past a 2 s deadline on `slowStore`; `letGo()` ends the slowness and the deadline goes back to 120 s. */
   async function runsOutThenBackfills(slowStore: LocalStorage, letGo: () => void): Promise<void> {
     const limits = shortDeadline();
     t = await createHttpTestApp('sqlite', { storage: slowStore, previewLimits: limits });
-    const user = await t.createUser();
-    const file = await uploadImage(t, user, await largePng(1200, 900), 'slow.png');
-
-    await t.deps.previews.idle();
-    expect(await recordedPreviews(t, file.actual_name)).toBeNull();
-
-    letGo();
-    limits.totalMs = PREVIEW_LIMITS.totalMs;
-    await t.deps.previews.backfill();
-    await t.deps.previews.idle();
-    expect(await previewWidths(t, file.actual_name)).toEqual([160, 320, 640]);
+    await failsThenBackfills(t, () => {
+      letGo();
+      limits.totalMs = PREVIEW_LIMITS.totalMs;
+    });
   }
 
   it('records nothing when the reader’s deadline passed while the store had not answered, and a later backfill makes its previews', async () => {
