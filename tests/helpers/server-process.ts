@@ -4,8 +4,9 @@ import path from 'node:path';
 import { serverLaunch } from '../../scripts/server-build.mjs';
 
 /**
- * `server/main.ts` as a user runs it, in its own process with real ports: shared by the process
+ * The server as a user runs it, in its own process with real ports: shared by the process
  * tests, the browser suite's harness and the benchmarks, which differ only in their environment.
+ * Compiled from `server/main.ts` as `npm start` runs it, or these sources under tsx (`spawnServer`).
  */
 const MAIN = path.resolve(import.meta.dirname, '../../server/main.ts');
 
@@ -41,12 +42,14 @@ export function serverEnv(dataDir: string, ports: { site: number; api: number; f
 
 /**
  * `env` is the whole environment the server sees (callers start from `process.env`). `compiled`:
- * the path of the compiled entry (scripts/server-build.mjs) to run as `npm start` does, instead
- * of the TypeScript sources through tsx.
+ * the path of the compiled entry (scripts/server-build.mjs) to run as `npm start` does; by
+ * default the one the server tests' global setup built (`STASH_TEST_SERVER`), and without one
+ * the TypeScript sources through tsx.
  */
 export function spawnServer(env: NodeJS.ProcessEnv, options: { compiled?: string } = {}): ServerProcess {
+  const compiled = options.compiled ?? process.env.STASH_TEST_SERVER;
   // The compiled server starts with the flags and environment `npm start` gives it.
-  const launch = options.compiled ? serverLaunch(options.compiled, env) : { args: ['--import', 'tsx', MAIN], env };
+  const launch = compiled ? serverLaunch(compiled, env) : { args: ['--import', 'tsx', MAIN], env };
   const child = spawn(process.execPath, launch.args, { cwd: path.dirname(path.dirname(MAIN)), env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -11,8 +11,8 @@ import { postJson, sendMultipart, sha256 } from '../../helpers/upload.ts';
 
 /**
  * PostgreSQL restarting, failing over or ending connections (pg_terminate_backend,
- * idle_session_timeout) must not take the server down: the process is server/main.ts as an
- * operator runs it, on a database of its own that the test ends connections to, then drops.
+ * idle_session_timeout) must not take the server down: the process is the server as an
+ * operator runs it (compiled, tests/helpers/server-process.ts), on a database of its own that the test ends connections to, then drops.
  */
 const RUN = Boolean(process.env.TEST_DATABASE_URL);
 if (!RUN) console.warn('\n!!! postgres-outage tests SKIPPED: they need TEST_DATABASE_URL (.ci/run sets it).\n');

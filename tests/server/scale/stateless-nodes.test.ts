@@ -15,7 +15,7 @@ import { postJson, sendMultipart, sha256 } from '../../helpers/upload.ts';
  * database, one S3 bucket and one Redis, and nothing else. The chunks of one upload go to
  * alternate API processes, one chunk is cut midway on one and resumed on the other, and the
  * files process serves the byte-identical file. Real 80 MB chunks: the processes are
- * server/main.ts as an operator runs it.
+ * the server as an operator runs it (compiled, tests/helpers/server-process.ts).
  */
 const DATABASE_URL = process.env.TEST_DATABASE_URL;
 const RUN = Boolean(DATABASE_URL) && S3_AVAILABLE;
