@@ -1,3 +1,0 @@
-import { fuzzEveryRoute } from './fuzz-routes.ts';
-
-fuzzEveryRoute('sqlite');
