@@ -53,9 +53,9 @@ const [BEFORE_ANYTHING, ...POINTS] = killPoints(KILLS);
 /**
  * One of a database's two runs: every other kill point, after the kill before anything is sent.
  * That first round's upload runs on the restarted server, so no kill deep in a chunk meets a
- * server's first upload: that one's lazily loaded parsers, on a loaded machine, left what the
- * client had sent in the socket's buffers (nothing stored yet, nothing to recover; 4 of 6 second
- * runs, three vitest processes at once, before this order).
+ * server's first upload: on a loaded machine that one had stored nothing yet of what the client
+ * had sent (its first request's work, most likely modules loaded on first use), nothing to
+ * recover (4 of 6 second runs, three vitest processes at once, before this order).
  */
 const RUNS = [1, 2] as const;
 function runPoints(run: (typeof RUNS)[number]): number[] {
