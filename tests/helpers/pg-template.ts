@@ -105,11 +105,19 @@ export async function copyMigratedSchema(url: string, schema: string): Promise<b
 
 /**
  * Creates `schema` at the latest migration: a copy of the saved one, or, in a test process
- * started without global-setup.ts, migrated in place under the shared lock.
+ * started without global-setup.ts, migrated in place under the shared lock. That migration holds
+ * the lock on a connection of its own: on the shared one, a drop sent meanwhile by another test
+ * app of this process would be granted the exclusive lock by its own session and not wait.
  */
 export async function createTestSchema(url: string, schema: string): Promise<void> {
   if (await copyMigratedSchema(url, schema)) return;
-  await migrateSchema(await ddlClient(url), url, schema);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await migrateSchema(client, url, schema);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Drops a test's schema, once no migrator elsewhere in the database is reading the catalog. */

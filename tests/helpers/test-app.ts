@@ -11,9 +11,9 @@ import { createSession } from '../../server/modules/auth/caller.repository.ts';
 import type { Dialect } from '../../server/db/index.ts';
 import { newId, nowSeconds } from '../../server/lib/ids.ts';
 import { hashPassword } from '../../server/lib/passwords.ts';
-import { createTestBucket, s3Endpoint, s3Env } from './s3-server.ts';
+import type { createTestBucket } from './s3-server.ts';
 import { createTestSchema, dropTestSchema } from './pg-template.ts';
-import { localProbe, s3Probe, type StoreProbe } from './store-probe.ts';
+import { localProbe, type StoreProbe } from './store-probe.ts';
 
 /** Style habit 3: every API and repository test runs on each database that is reachable. */
 export const DIALECTS: Dialect[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -71,13 +71,16 @@ export async function createTestApp(
     dropSchema = () => dropTestSchema(url, schema);
   }
   // TEST_STORAGE=s3 (.ci/run): the same tests on a fresh bucket of the S3 test server.
+  // The AWS SDK is imported only then: loading it took ~130 ms of every test file's start.
   let bucket: Awaited<ReturnType<typeof createTestBucket>> | null = null;
+  let store = localProbe(dataDir);
   if (process.env.TEST_STORAGE === 's3' && !overrides.storage && env.STORAGE_DRIVER === undefined) {
-    const endpoint = await s3Endpoint();
-    bucket = await createTestBucket(endpoint);
-    env = { ...s3Env(endpoint, bucket.bucket), ...env };
+    const [s3, { s3Probe }] = await Promise.all([import('./s3-server.ts'), import('./s3-store-probe.ts')]);
+    const endpoint = await s3.s3Endpoint();
+    bucket = await s3.createTestBucket(endpoint);
+    env = { ...s3.s3Env(endpoint, bucket.bucket), ...env };
+    store = s3Probe(bucket.client, bucket.bucket);
   }
-  const store = bucket ? s3Probe(bucket.client, bucket.bucket) : localProbe(dataDir);
   const config = loadConfig({
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,

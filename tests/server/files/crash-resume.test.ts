@@ -9,7 +9,8 @@ import { ensureServerBuilt } from '../../../scripts/server-build.mjs';
 import { freePort } from '../../helpers/free-port.ts';
 import { S3_AVAILABLE, createTestBucket, s3Endpoint, s3Env, stopS3Server, warnS3Skipped } from '../../helpers/s3-server.ts';
 import { spawnServer, waitForHealth, type ServerProcess } from '../../helpers/server-process.ts';
-import { localProbe, s3Probe, type StoreProbe } from '../../helpers/store-probe.ts';
+import { localProbe, type StoreProbe } from '../../helpers/store-probe.ts';
+import { s3Probe } from '../../helpers/s3-store-probe.ts';
 import { DIALECTS } from '../../helpers/test-app.ts';
 import { postJson, randomBytes, sha256 } from '../../helpers/upload.ts';
 
