@@ -134,7 +134,11 @@ async function receiveOpenChunk(
   if (held.kind === 'complete') {
     // Sent again from an offset (the client saw only part of it kept): compared whole, as a hash is.
     const whole = chunkOffset > 0 ? joined(deps.storage.readUnfinished(upload.storage_key, base, base + chunkOffset), source) : source;
-    return resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, whole, named);
+    try {
+      return await resentChunk(deps, caller, upload, chunkIndex, held.row.sha256, whole, named);
+    } catch (err) {
+      throw await goneOr(deps, upload.id, err);
+    }
   }
   const { lease } = held;
   // Taken over or cancelled: stop reading this body now, not at its next piece.
@@ -188,7 +192,8 @@ async function receiveOpenChunk(
     // Design §7: a mismatch discards the chunk; the client sends it again.
     if (claimed !== null && claimed !== outcome.sha256) return await refuse(unprocessable('Chunk checksum mismatch', { retry: true }));
     await lease.settle({ bytes: total, complete: true, sha256: outcome.sha256 });
-  } catch (err) {
+  } catch (caught) {
+    const err = await goneOr(deps, upload.id, caught);
     // Gone while this request wrote (cancelled, or swept or finished after its lease lapsed): what
     // it wrote after the canceller discarded the upload's bytes is nobody's, and no later upload
     // shares its random key, so it goes now rather than staying on disk for good.
@@ -485,6 +490,22 @@ export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string)
     received: chunks.filter((c) => c.complete).map((c) => c.chunkIndex),
     partial: partials[0] ?? null,
   };
+}
+
+/**
+ * What a request that failed midway answers: 410 when its upload was cancelled meanwhile (the
+ * cancel is recorded before it discards the bytes) or went otherwise. A resumed chunk reads its
+ * first bytes back from the store, and a cancel that discarded them under it left the read
+ * without them: the store's error then, a 500, for what a client's own cancel caused.
+ */
+async function goneOr(deps: Deps, id: string, err: unknown): Promise<unknown> {
+  if (err instanceof HttpError) return err;
+  try {
+    if ((await wasCancelled(deps.db, id, nowSeconds())) || !(await findUpload(deps.db, id))) return uploadGone();
+  } catch {
+    // The database failing as well: the first error is the one to answer with.
+  }
+  return err;
 }
 
 export async function cancelUpload(deps: Deps, caller: Caller, uploadId: string): Promise<void> {

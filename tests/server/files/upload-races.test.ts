@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { until } from '../../helpers/poll.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
@@ -31,8 +32,8 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
   let user: TestUser;
   afterEach(async () => t?.close());
 
-  const send = (fields: Record<string, string | number>, data: Buffer | (() => AsyncIterable<Buffer>), abortAfter?: number) =>
-    sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, ...fields }, file: { data, filename: 'blob' }, abortAfter });
+  const send = (fields: Record<string, string | number>, data: Buffer | (() => AsyncIterable<Buffer>), abortAfter?: number, beforeCut?: () => Promise<unknown>) =>
+    sendMultipart(`${t.apiUrl}/api/v1/files/upload`, { fields: { token: user.token, ...fields }, file: { data, filename: 'blob' }, abortAfter, beforeCut });
   const status = (uploadId: string) => postJson(`${t.apiUrl}/api/v1/files/upload/status`, { token: user.token, uploadId });
   const chunkRow = (chunkIndex: number) => t.deps.db.selectFrom('upload_chunks').selectAll().where('chunk_index', '=', chunkIndex).executeTakeFirst();
   async function listed(): Promise<{ actual_name: string; size: number }[]> {
@@ -143,6 +144,44 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
     cancelled();
     const answer = await sending;
     expect(answer.status).toBe(410);
+    expect(await listed()).toHaveLength(0);
+    expect(await partialFiles()).toEqual([]);
+  });
+
+  it('answers a resumed chunk whose first bytes a cancel discarded while it read them back with 410, not a server error', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK, s3PieceSize: PIECE });
+    user = await t.createUser();
+    const unflushed = t.store.driver === 's3' ? PIECE : 0;
+    const uploadId = crypto.randomUUID();
+    const data = randomBytes(CHUNK);
+    const fields = { uploadId, originalname: 'resumed.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 };
+    const cutAt = 30_000;
+    await send(fields, data, cutAt, () => until(() => t.store.partialBytes(), (n) => n > cutAt - 200 - unflushed));
+    const kept = ((await status(uploadId)).body.partial as { bytes: number } | null)?.bytes ?? 0;
+    expect(kept).toBeGreaterThan(cutAt - 200 - unflushed);
+
+    // The resumed request reads the kept bytes back (they belong to the chunk's hash) only once
+    // the cancel has discarded them: a slow store, or a long prefix on S3.
+    let reached = () => {};
+    const reading = new Promise<void>((resolve) => (reached = resolve));
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const readUnfinished = t.deps.storage.readUnfinished.bind(t.deps.storage);
+    t.deps.storage.readUnfinished = (key, start, end) =>
+      Readable.from(
+        (async function* () {
+          reached();
+          await released;
+          yield* readUnfinished(key, start, end);
+        })(),
+      );
+    const resumed = send({ ...fields, chunkOffset: kept, chunkHash: sha256(data) }, data.subarray(kept));
+    await reading;
+    expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId })).status).toBe(200);
+    release();
+    const answer = await resumed;
+    expect(answer.status).toBe(410);
+    expect(answer.body.error).toBe('This upload was cancelled or has expired; start it again.');
     expect(await listed()).toHaveLength(0);
     expect(await partialFiles()).toEqual([]);
   });
