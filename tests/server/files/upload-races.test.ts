@@ -148,20 +148,12 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
     expect(await partialFiles()).toEqual([]);
   });
 
-  it('answers a resumed chunk whose first bytes a cancel discarded while it read them back with 410, not a server error', async () => {
-    t = await createHttpTestApp(dialect, { chunkSize: CHUNK, s3PieceSize: PIECE });
-    user = await t.createUser();
-    const unflushed = t.store.driver === 's3' ? PIECE : 0;
-    const uploadId = crypto.randomUUID();
-    const data = randomBytes(CHUNK);
-    const fields = { uploadId, originalname: 'resumed.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 };
-    const cutAt = 30_000;
-    await send(fields, data, cutAt, () => until(() => t.store.partialBytes(), (n) => n > cutAt - 200 - unflushed));
-    const kept = ((await status(uploadId)).body.partial as { bytes: number } | null)?.bytes ?? 0;
-    expect(kept).toBeGreaterThan(cutAt - 200 - unflushed);
-
-    // The resumed request reads the kept bytes back (they belong to the chunk's hash) only once
-    // the cancel has discarded them: a slow store, or a long prefix on S3.
+  /**
+   * Sends `resend` (a chunk from an offset, whose kept bytes the server reads back for the chunk's
+   * hash) and holds that read until a cancel of `uploadId` has discarded them (a slow store, or a
+   * long prefix on S3): the request answers 410, as one streaming during a cancel does, and nothing is left.
+   */
+  async function cancelWhileReadingBack(uploadId: string, resend: () => Promise<HttpAnswer>): Promise<void> {
     let reached = () => {};
     const reading = new Promise<void>((resolve) => (reached = resolve));
     let release = () => {};
@@ -175,15 +167,40 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
           yield* readUnfinished(key, start, end);
         })(),
       );
-    const resumed = send({ ...fields, chunkOffset: kept, chunkHash: sha256(data) }, data.subarray(kept));
+    const resent = resend();
     await reading;
     expect((await postJson(`${t.apiUrl}/api/v1/files/upload/cancel`, { token: user.token, uploadId })).status).toBe(200);
     release();
-    const answer = await resumed;
+    const answer = await resent;
     expect(answer.status).toBe(410);
     expect(answer.body.error).toBe('This upload was cancelled or has expired; start it again.');
     expect(await listed()).toHaveLength(0);
     expect(await partialFiles()).toEqual([]);
+  }
+
+  it('answers a resumed chunk whose kept bytes a cancel discarded while it read them back with 410, not a server error', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK, s3PieceSize: PIECE });
+    user = await t.createUser();
+    const unflushed = t.store.driver === 's3' ? PIECE : 0;
+    const uploadId = crypto.randomUUID();
+    const data = randomBytes(CHUNK);
+    const fields = { uploadId, originalname: 'resumed.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2 };
+    const cutAt = 30_000;
+    await send(fields, data, cutAt, () => until(() => t.store.partialBytes(), (n) => n > cutAt - 200 - unflushed));
+    const kept = ((await status(uploadId)).body.partial as { bytes: number } | null)?.bytes ?? 0;
+    expect(kept).toBeGreaterThan(cutAt - 200 - unflushed);
+    await cancelWhileReadingBack(uploadId, () => send({ ...fields, chunkOffset: kept, chunkHash: sha256(data) }, data.subarray(kept)));
+  });
+
+  it('answers a complete chunk sent again from an offset, its kept bytes discarded by a cancel while read back, with 410', async () => {
+    t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
+    user = await t.createUser();
+    const uploadId = crypto.randomUUID();
+    const data = randomBytes(CHUNK);
+    const fields = { uploadId, originalname: 'again.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2, chunkHash: sha256(data) };
+    expect((await send(fields, data)).status).toBe(200);
+    // A client that saw only part of the chunk acknowledged sends the rest of it again.
+    await cancelWhileReadingBack(uploadId, () => send({ ...fields, chunkOffset: 10_000 }, data.subarray(10_000)));
   });
 
   it('answers a request that arrives after its upload was cancelled with 410 and opens nothing again', async () => {
