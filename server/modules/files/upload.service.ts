@@ -496,10 +496,11 @@ export async function uploadStatus(deps: Deps, caller: Caller, uploadId: string)
  * What a request that failed midway answers: 410 when its upload was cancelled meanwhile (the
  * cancel is recorded before it discards the bytes) or went otherwise. A resumed chunk reads its
  * first bytes back from the store, and a cancel that discarded them under it left the read
- * without them: the store's error then, a 500, for what a client's own cancel caused.
+ * without them: the store's error then (a 500, or on S3 a 503 "unavailable" for a piece deleted
+ * between its listing and its read), for what a client's own cancel caused.
  */
 async function goneOr(deps: Deps, id: string, err: unknown): Promise<unknown> {
-  if (err instanceof HttpError) return err;
+  if (err instanceof HttpError && err.statusCode < 500) return err;
   try {
     if ((await wasCancelled(deps.db, id, nowSeconds())) || !(await findUpload(deps.db, id))) return uploadGone();
   } catch {
