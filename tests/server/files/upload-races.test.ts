@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { classifyStoreError } from '../../../server/storage/s3-errors.ts';
 import { until } from '../../helpers/poll.ts';
 import { DIALECTS, type TestUser } from '../../helpers/test-app.ts';
 import { createHttpTestApp, postJson, randomBytes, sendMultipart, sha256, type HttpAnswer, type HttpTestApp } from '../../helpers/upload.ts';
@@ -152,8 +153,9 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
    * Sends `resend` (a chunk from an offset, whose kept bytes the server reads back for the chunk's
    * hash) and holds that read until a cancel of `uploadId` has discarded them (a slow store, or a
    * long prefix on S3): the request answers 410, as one streaming during a cancel does, and nothing is left.
+   * `storeFails` makes the read, once released, fail as the store would after losing the bytes.
    */
-  async function cancelWhileReadingBack(uploadId: string, resend: () => Promise<HttpAnswer>): Promise<void> {
+  async function cancelWhileReadingBack(uploadId: string, resend: () => Promise<HttpAnswer>, storeFails?: Error): Promise<void> {
     let reached = () => {};
     const reading = new Promise<void>((resolve) => (reached = resolve));
     let release = () => {};
@@ -164,6 +166,7 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
         (async function* () {
           reached();
           await released;
+          if (storeFails) throw storeFails;
           yield* readUnfinished(key, start, end);
         })(),
       );
@@ -192,15 +195,28 @@ describe.each(DIALECTS)('upload races on %s (issue 8 item 2, design §7)', (dial
     await cancelWhileReadingBack(uploadId, () => send({ ...fields, chunkOffset: kept, chunkHash: sha256(data) }, data.subarray(kept)));
   });
 
-  it('answers a complete chunk sent again from an offset, its kept bytes discarded by a cancel while read back, with 410', async () => {
+  /** A complete chunk 0, then the rest of it sent again from an offset, as a client that saw only part of it acknowledged does. */
+  async function resendFromOffsetUnderCancel(storeFails?: Error): Promise<void> {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();
     const uploadId = crypto.randomUUID();
     const data = randomBytes(CHUNK);
     const fields = { uploadId, originalname: 'again.bin', totalChunks: 2, chunkIndex: 0, fileSize: CHUNK * 2, chunkHash: sha256(data) };
     expect((await send(fields, data)).status).toBe(200);
-    // A client that saw only part of the chunk acknowledged sends the rest of it again.
-    await cancelWhileReadingBack(uploadId, () => send({ ...fields, chunkOffset: 10_000 }, data.subarray(10_000)));
+    await cancelWhileReadingBack(uploadId, () => send({ ...fields, chunkOffset: 10_000 }, data.subarray(10_000)), storeFails);
+  }
+
+  it('answers a complete chunk sent again from an offset, its kept bytes discarded by a cancel while read back, with 410', async () => {
+    await resendFromOffsetUnderCancel();
+  });
+
+  it('answers 410, not 503, when the store reports bytes a cancel deleted under the read-back as unavailable', async () => {
+    // S3 lists a kept piece, the cancel deletes it, the GET gets NoSuchKey: the driver classifies
+    // that as "unavailable" (503), which on a cancelled upload is no outage to retry.
+    const noSuchKey = Object.assign(new Error('The specified key does not exist.'), { name: 'NoSuchKey', $metadata: { httpStatusCode: 404 } });
+    const unavailable = classifyStoreError(noSuchKey, 'read piece');
+    expect(unavailable.statusCode).toBe(503);
+    await resendFromOffsetUnderCancel(unavailable);
   });
 
   it('answers a request that arrives after its upload was cancelled with 410 and opens nothing again', async () => {
