@@ -45,6 +45,26 @@ export function cpuOfProgram(name: string): number {
   return ticks * TICK_SECONDS;
 }
 
+/**
+ * CPU seconds used so far by a process and every process below it that is still running: the
+ * server's type readers (issue 8) are children that live as long as it does, so they never
+ * count among its ended children.
+ */
+export function processTreeCpu(pid: number): number {
+  const parents = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  const below = (p: number): number[] => [...parents].filter(([, parent]) => parent === p).flatMap(([child]) => [child, ...below(child)]);
+  return [pid, ...below(pid)].reduce((sum, p) => sum + processCpu(p), 0);
+}
+
 /** CPU seconds of this process's children that have ended and been waited for (each curl). */
 export function endedChildrenCpu(): number {
   return ticksOf(fs.readFileSync('/proc/self/stat', 'utf8')).children * TICK_SECONDS;

@@ -8,6 +8,7 @@ import { jsSize } from './js-size.ts';
 import { listLatency } from './list-latency.ts';
 import { memoryUnderUploads } from './memory.ts';
 import { options } from './options.ts';
+import { smallUploads } from './small-uploads.ts';
 import type { Row } from './stats.ts';
 
 // `npm run bench [-- --quick] [name…]`: every benchmark, or the named ones, each beside its anchor from the same run.
@@ -15,6 +16,7 @@ const all: Record<string, () => Promise<Row[]> | Row[]> = {
   ingest: ingestAndDownload,
   download: downloadOnly,
   memory: memoryUnderUploads,
+  small: smallUploads,
   list: listLatency,
   removal: accountRemoval,
   browser,
