@@ -7,6 +7,7 @@ import { newId, nowSeconds } from '../../lib/ids.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { HEAD_BYTES, isAllowed, newActualName, storableSize, unknownKind } from './file-kind.ts';
 import { toFileRecord } from './file-record.ts';
+import { isPreviewable } from '../media/previews.ts';
 import type { Database } from '../../db/index.ts';
 import { lockUser } from '../users/users.repository.ts';
 import { quotaExceeded } from './upload-bounds.ts';
@@ -47,10 +48,14 @@ export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow
       time_created: nowSeconds(),
       storage_key: key,
       sha256: null,
+      // A type that never has previews is recorded as having none with its row; only a
+      // previewable one waits (NULL) for the preview queue, which would otherwise read the row
+      // back and write that same empty list a moment later.
+      previews: isPreviewable(kind.mime, size) ? null : '[]',
     };
     await completeFinish(deps.db, upload, row, { beforeListing: await quotaAtListing(deps, caller, size), rememberUntil });
     // Previews are made in the background; the answer lists none yet (issue 11 item 9).
-    deps.previews.enqueue(row.id);
+    if (row.previews === null) deps.previews.enqueue(row.id);
     const file = toFileRecord(row, caller.username, deps.config.urls.files);
     return { success: true, url: file.url, file };
   } catch (err) {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Database } from '../../db/index.ts';
 import { HttpError, conflict } from '../../http/errors.ts';
-import { ensureChunk, listChunks, releaseChunkLease, renewChunkLease, settleChunk, takeChunkLease, type ChunkState } from './uploads.repository.ts';
+import { createLeasedChunk, listChunks, releaseChunkLease, renewChunkLease, settleChunk, takeChunkLease, type ChunkState } from './uploads.repository.ts';
 
 /** Design §7: a request that loses a race for a chunk gets 409 and a message it can act on. */
 export const busyMessage = (chunkIndex: number) => `Chunk ${chunkIndex} of this upload is being received by another request; retry shortly.`;
@@ -55,12 +55,18 @@ export class ChunkLease {
     chunkIndex: number,
     leaseMs: number,
   ): Promise<{ kind: 'complete'; row: ChunkState } | { kind: 'lease'; lease: ChunkLease; row: ChunkState; takenOver: boolean }> {
-    if (!(await ensureChunk(db, uploadId, chunkIndex))) throw uploadGone();
     const writer = crypto.randomUUID();
+    let now = Date.now();
+    const made = await createLeasedChunk(db, uploadId, chunkIndex, writer, now + leaseMs);
+    if (made === 'gone') throw uploadGone();
+    if (made === 'created') {
+      const fresh: ChunkState = { chunkIndex, bytes: 0, complete: false, sha256: null, writer: null, leaseUntil: null };
+      return { kind: 'lease', lease: new ChunkLease(db, uploadId, chunkIndex, writer, leaseMs, now + leaseMs), row: fresh, takenOver: false };
+    }
     const before = (await listChunks(db, uploadId)).find((c) => c.chunkIndex === chunkIndex);
     if (!before) throw uploadGone();
     if (before.complete) return { kind: 'complete', row: before };
-    const now = Date.now();
+    now = Date.now();
     if (!(await takeChunkLease(db, uploadId, chunkIndex, writer, now, now + leaseMs))) {
       const row = (await listChunks(db, uploadId)).find((c) => c.chunkIndex === chunkIndex);
       if (!row) throw uploadGone();

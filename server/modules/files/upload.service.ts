@@ -21,6 +21,7 @@ import {
   rememberCancel,
   touchUpload,
   wasCancelled,
+  wasCancelledOrFinished,
   type UploadRow,
 } from './uploads.repository.ts';
 import { toFileRecord } from './file-record.ts';
@@ -387,11 +388,10 @@ async function openUpload(
   }
   if (!upload) {
     // A request still on its way when its upload was cancelled opens nothing again (design §7).
-    if (await wasCancelled(deps.db, id, now)) throw uploadGone();
     // Nor one whose finish committed after receiveChunk looked (completeFinish drops the upload
     // and remembers the file in one transaction): 410 here is answered with that file, where a
     // new upload would have taken the chunk as the first of a second life.
-    if (await findFinished(deps.db, id, now)) throw uploadGone();
+    if (await wasCancelledOrFinished(deps.db, id, now)) throw uploadGone();
     refuseNew?.();
     upload = await openBoundedUpload(deps, caller, {
       id,

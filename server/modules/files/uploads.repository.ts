@@ -42,19 +42,23 @@ export async function listChunks(db: Database, uploadId: string): Promise<ChunkS
 }
 
 /**
- * Makes sure the chunk's row exists so a lease can be taken on it; false when the upload row is
- * gone (cancelled, finished or swept), which the foreign key reports.
+ * A chunk no request has touched yet, made with `writer`'s lease already on it: one statement
+ * where making the row, reading it back and taking its lease were three (a new chunk is the
+ * common case, once per chunk of every upload; on PostgreSQL each write was a commit of its
+ * own). 'exists' when the row was there already: its lease is then taken the compare-and-set way
+ * (takeChunkLease). 'gone' when the upload row is, as the foreign key reports.
  */
-export async function ensureChunk(db: Database, uploadId: string, chunkIndex: number): Promise<boolean> {
+export async function createLeasedChunk(db: Database, uploadId: string, chunkIndex: number, writer: string, untilMs: number): Promise<'created' | 'exists' | 'gone'> {
   try {
-    await db
+    const made = await db
       .insertInto('upload_chunks')
-      .values({ upload_id: uploadId, chunk_index: chunkIndex, bytes: 0, complete: 0, sha256: null, writer: null, lease_until: null })
+      .values({ upload_id: uploadId, chunk_index: chunkIndex, bytes: 0, complete: 0, sha256: null, writer, lease_until: untilMs })
       .onConflict((oc) => oc.columns(['upload_id', 'chunk_index']).doNothing())
-      .execute();
-    return true;
+      .returning('chunk_index')
+      .executeTakeFirst();
+    return made ? 'created' : 'exists';
   } catch (err) {
-    if (isForeignKeyError(err)) return false;
+    if (isForeignKeyError(err)) return 'gone';
     throw err;
   }
 }
@@ -137,8 +141,7 @@ export async function createUploadWithin(db: Database, dialect: Dialect, row: Up
     const existing = await findUpload(trx, row.id);
     if (existing) return existing;
     if ((await countUnfinishedUploads(trx, row.user_id, row.created_at)) >= max) return null;
-    await trx.insertInto('uploads').values(row).execute();
-    return (await findUpload(trx, row.id)) ?? null;
+    return (await trx.insertInto('uploads').values(row).returningAll().executeTakeFirst()) ?? null;
   });
 }
 
@@ -244,7 +247,6 @@ export async function renewFinish(db: Database, id: string, untilMs: number): Pr
   await db.updateTable('uploads').set({ finishing_until: untilMs }).where('id', '=', id).execute();
 }
 
-/** Lists the file and forgets the upload in one transaction: a crash leaves either both or neither. */
 /** Gives up a finish claim at once (a transient failure), so the client's retry need not wait for it to lapse. */
 export async function releaseFinish(db: Database, id: string): Promise<void> {
   await db.updateTable('uploads').set({ finishing_until: null }).where('id', '=', id).execute();
@@ -296,6 +298,21 @@ export async function rememberCancel(db: Database, id: string, expiresAt: number
 
 export async function wasCancelled(db: Database, id: string, now: number): Promise<boolean> {
   const row = await db.selectFrom('cancelled_uploads').select('id').where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Whether upload `id` was cancelled or finished (and is still remembered): a request for it must
+ * open nothing again. One statement for the two questions every new upload asks.
+ */
+export async function wasCancelledOrFinished(db: Database, id: string, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('cancelled_uploads')
+    .select('id')
+    .where('id', '=', id)
+    .where('expires_at', '>', now)
+    .unionAll(db.selectFrom('finished_uploads').select('id').where('id', '=', id).where('expires_at', '>', now))
+    .executeTakeFirst();
   return row !== undefined;
 }
 
