@@ -93,6 +93,7 @@ export async function createTestApp(
   const deps = await createDeps(config, { ...overrides, db: dbOptions, migrated });
   const boot = await bootstrap(deps);
   const api = await buildApi(deps);
+  let closing: Promise<void> | undefined;
   const files = await buildFilesHost(deps);
   const adminRow = await deps.db.selectFrom('users').select(['id', 'username']).where('role', '=', 'admin').executeTakeFirstOrThrow();
   const admin: TestUser = { id: adminRow.id, username: adminRow.username, password: 'admin-password-1', token: await createSession(deps.db, adminRow.id) };
@@ -136,13 +137,16 @@ export async function createTestApp(
     inviteKey: boot.inviteKey ?? '',
     call,
     createUser,
-    async close() {
-      await api.close();
-      await files.close();
-      await deps.close();
-      if (dropSchema) await dropSchema();
-      await bucket?.drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
+    // Once, however often it is called: a file's afterEach closes the app of its last test again
+    // when a later test made none, and on S3 a second drop of the bucket failed that later test.
+    close: () =>
+      (closing ??= (async () => {
+        await api.close();
+        await files.close();
+        await deps.close();
+        if (dropSchema) await dropSchema();
+        await bucket?.drop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      })()),
   };
 }
