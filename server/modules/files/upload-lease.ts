@@ -56,17 +56,17 @@ export class ChunkLease {
     leaseMs: number,
   ): Promise<{ kind: 'complete'; row: ChunkState } | { kind: 'lease'; lease: ChunkLease; row: ChunkState; takenOver: boolean }> {
     const writer = crypto.randomUUID();
-    let now = Date.now();
-    const made = await createLeasedChunk(db, uploadId, chunkIndex, writer, now + leaseMs);
+    const createdUntil = Date.now() + leaseMs;
+    const made = await createLeasedChunk(db, uploadId, chunkIndex, writer, createdUntil);
     if (made === 'gone') throw uploadGone();
     if (made === 'created') {
       const fresh: ChunkState = { chunkIndex, bytes: 0, complete: false, sha256: null, writer: null, leaseUntil: null };
-      return { kind: 'lease', lease: new ChunkLease(db, uploadId, chunkIndex, writer, leaseMs, now + leaseMs), row: fresh, takenOver: false };
+      return { kind: 'lease', lease: new ChunkLease(db, uploadId, chunkIndex, writer, leaseMs, createdUntil), row: fresh, takenOver: false };
     }
     const before = (await listChunks(db, uploadId)).find((c) => c.chunkIndex === chunkIndex);
     if (!before) throw uploadGone();
     if (before.complete) return { kind: 'complete', row: before };
-    now = Date.now();
+    const now = Date.now();
     if (!(await takeChunkLease(db, uploadId, chunkIndex, writer, now, now + leaseMs))) {
       const row = (await listChunks(db, uploadId)).find((c) => c.chunkIndex === chunkIndex);
       if (!row) throw uploadGone();
