@@ -19,8 +19,8 @@ const AT_ONCE = 8;
 const fileBytes = () => crypto.randomBytes(BYTES);
 
 interface Contender {
-  pid: number;
-  cpu(pid: number): number;
+  /** CPU seconds the contender's processes have used so far. */
+  cpu(): number;
   upload(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -30,9 +30,8 @@ async function stash(env: Record<string, string>): Promise<Contender> {
   const server = await startServer(env);
   const token = await login(server.apiUrl);
   return {
-    pid: server.pid,
     // The server and its type readers, which read every upload's first bytes (issue 8).
-    cpu: processTreeCpu,
+    cpu: () => processTreeCpu(server.pid),
     async upload() {
       const form = new FormData();
       form.set('token', token);
@@ -54,8 +53,7 @@ async function stash(env: Record<string, string>): Promise<Contender> {
 async function tus(dir: string): Promise<Contender> {
   const server = await startTus(dir);
   return {
-    pid: server.pid,
-    cpu: processCpu,
+    cpu: () => processCpu(server.pid),
     async upload() {
       const body = fileBytes();
       const res = await fetch(`${server.url}/files`, {
@@ -79,7 +77,7 @@ interface Round {
 /** PER_ROUND uploads, `atOnce` in flight at a time: the rate, each upload's time, and the server's CPU per upload. */
 async function round(c: Contender, atOnce: number, rounds: Map<Contender, Round[]>): Promise<number> {
   const latencies: number[] = [];
-  const cpu0 = c.cpu(c.pid);
+  const cpu0 = c.cpu();
   const t0 = performance.now();
   let started = 0;
   await Promise.all(
@@ -93,7 +91,7 @@ async function round(c: Contender, atOnce: number, rounds: Map<Contender, Round[
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  const got = { perSecond: PER_ROUND / seconds, latencies, cpuMs: ((c.cpu(c.pid) - cpu0) * 1000) / PER_ROUND };
+  const got = { perSecond: PER_ROUND / seconds, latencies, cpuMs: ((c.cpu() - cpu0) * 1000) / PER_ROUND };
   rounds.set(c, [...(rounds.get(c) ?? []), got]);
   return got.perSecond;
 }
