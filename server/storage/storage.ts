@@ -104,6 +104,12 @@ export interface WriteAtOptions {
    * (lib/body-pieces.ts). Pieces not reported (a failed write) are simply left to the GC.
    */
   taken?: (pieces: readonly Buffer[]) => void;
+  /**
+   * False when nobody will ask storedBytes about these bytes (a whole file in one request: a
+   * body cut short is dropped, never resumed). A driver may then keep no record of their
+   * progress; they are made durable all the same.
+   */
+  resumable?: boolean;
 }
 
 export class PartialWriteError extends Error {

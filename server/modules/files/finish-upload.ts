@@ -9,6 +9,7 @@ import { HEAD_BYTES, isAllowed, newActualName, storableSize, unknownKind } from 
 import { toFileRecord } from './file-record.ts';
 import { isPreviewable } from '../media/previews.ts';
 import type { Database } from '../../db/index.ts';
+import { stillStored } from '../../storage/storage.ts';
 import { lockUser } from '../users/users.repository.ts';
 import { quotaExceeded } from './upload-bounds.ts';
 import { claimFinish, completeFinish, dropUpload, releaseFinish, renewFinish, storedFileBytes, type UploadRow } from './uploads.repository.ts';
@@ -22,7 +23,7 @@ import { claimFinish, completeFinish, dropUpload, releaseFinish, renewFinish, st
  */
 export async function finishUpload(deps: Deps, caller: Caller, upload: UploadRow, size: number, rememberUntil?: number): Promise<UploadDoneResponse> {
   const key = upload.storage_key;
-  let finalized = (await deps.storage.stat(key)) !== null;
+  let finalized = await stillStored(deps.storage, key);
   const read = (start: number, end: number) =>
     finalized ? deps.storage.read(key, { start, end: end - 1 }) : deps.storage.readUnfinished(key, start, end);
   try {

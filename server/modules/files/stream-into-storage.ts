@@ -27,6 +27,8 @@ export interface WriteOptions {
   seed?: Readable;
   /** Once aborted, the store takes no more of these bytes (Storage.writeAt). */
   signal?: AbortSignal;
+  /** False for bytes never resumed (Storage.writeAt's option). */
+  resumable?: boolean;
 }
 
 /**
@@ -82,7 +84,7 @@ async function hashAndStore(storage: Storage, key: string, offset: number, sourc
   // The hash copies each piece as it passes, so once stored a claimed body piece is read by nothing.
   const release = new PieceRelease();
   try {
-    const written = await storage.writeAt(key, offset, metered(), { signal: options.signal, taken: (pieces) => release.taken(pieces) });
+    const written = await storage.writeAt(key, offset, metered(), { signal: options.signal, resumable: options.resumable, taken: (pieces) => release.taken(pieces) });
     release.finish();
     return { written, sha256: '', error: stopped, fromSource: false };
   } catch (err) {
