@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
 /**
@@ -13,6 +14,13 @@ import { Worker } from 'node:worker_threads';
 const BATCH_BYTES = 256 * 1024;
 /** Bytes of one hash handed over and not yet hashed before `update` makes its caller wait. */
 const MAX_QUEUED_BYTES = 4 * BATCH_BYTES;
+/**
+ * A hash of no more than this, all of it known by its digest, is made on the event loop: the
+ * messages to the worker and back (and its thread woken) cost more than hashing a few KiB, which
+ * takes microseconds (a screenshot sent by ShareX, issue 9's small uploads).
+ */
+const IN_PLACE_BYTES = 64 * 1024;
+
 /** More workers than cores left over would only take turns. */
 const WORKERS = Math.max(1, Math.min(4, os.availableParallelism() - 1));
 
@@ -122,6 +130,8 @@ export class OffThreadSha256 {
   /** Bytes gathered for the next message; made when the first byte comes, since each one moves to the worker. */
   private batch: Buffer | null = null;
   private filled = 0;
+  /** Whether any bytes went to the worker (then the digest is the worker's too). */
+  private posted = false;
   private queued = 0;
   private failure: Error | null = null;
   private readonly waiting: (() => void)[] = [];
@@ -170,6 +180,7 @@ export class OffThreadSha256 {
   /** The hex digest of everything added; the hash cannot be used after. */
   digest(): Promise<string> {
     if (this.failure) return Promise.reject(this.failure);
+    if (!this.posted && this.filled <= IN_PLACE_BYTES) return Promise.resolve(this.digestInPlace());
     this.flush();
     this.finished = true;
     return new Promise<string>((resolve, reject) => {
@@ -186,8 +197,20 @@ export class OffThreadSha256 {
     if (!this.worker.dead) this.worker.post({ op: 'drop', id: this.id });
   }
 
+  private digestInPlace(): string {
+    const hex = createHash('sha256')
+      .update(this.batch ? this.batch.subarray(0, this.filled) : new Uint8Array(0))
+      .digest('hex');
+    if (this.batch) giveBack(this.batch.buffer as ArrayBuffer);
+    this.batch = null;
+    this.finished = true;
+    this.worker.forget(this.id);
+    return hex;
+  }
+
   private flush(): void {
     if (!this.batch || this.filled === 0) return;
+    this.posted = true;
     const length = this.filled;
     // The batch's memory moves to the worker (transferred, not copied).
     this.worker.post({ op: 'update', id: this.id, bytes: this.batch.buffer as ArrayBuffer, length });

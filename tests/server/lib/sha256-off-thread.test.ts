@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
 import { Readable } from 'node:stream';
 import { OffThreadSha256, sha256OfStream } from '../../../server/lib/sha256-off-thread.ts';
 
@@ -45,6 +46,26 @@ describe('SHA-256 on a worker thread', () => {
     }
     expect(await Promise.all(hashes.map((h) => h.digest()))).toEqual(inputs.map((d) => sha256(d)));
     expect(await new OffThreadSha256().digest()).toBe(sha256());
+  });
+
+  it('digests a small body in place, with no message to the worker, and a larger one on it', async () => {
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    try {
+      for (const size of [0, 1024, 64 * 1024]) {
+        const data = crypto.randomBytes(size);
+        const hash = new OffThreadSha256();
+        await hash.update(data);
+        expect(await hash.digest()).toBe(sha256(data));
+      }
+      expect(posted).not.toHaveBeenCalled();
+      const larger = crypto.randomBytes(64 * 1024 + 1);
+      const hash = new OffThreadSha256();
+      await hash.update(larger);
+      expect(await hash.digest()).toBe(sha256(larger));
+      expect(posted).toHaveBeenCalled();
+    } finally {
+      posted.mockRestore();
+    }
   });
 
   it('makes a fast feeder wait for the hashing thread instead of queueing without bound', async () => {
