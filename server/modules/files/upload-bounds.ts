@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { HttpError, tooLarge } from '../../http/errors.ts';
 import type { Caller } from '../auth/caller.repository.ts';
 import { MB } from '../settings/settings.service.ts';
-import { createUploadWithin, reserveWholeFile, storedFileBytes, unfinishedBytes, type UploadRow } from './uploads.repository.ts';
+import { createUploadWithin, openWholeWithin, reserveWholeFile, storedFileBytes, unfinishedBytes, type UploadRow } from './uploads.repository.ts';
 
 /**
  * Design §6, issue 8 item 4: what one account may hold open, checked before any byte is
@@ -12,13 +12,25 @@ import { createUploadWithin, reserveWholeFile, storedFileBytes, unfinishedBytes,
 export async function openBoundedUpload(deps: Deps, caller: Caller, row: UploadRow): Promise<UploadRow> {
   const { max_unfinished_uploads: max } = await deps.settings.limits();
   const opened = await createUploadWithin(deps.db, deps.dialect, row, max);
-  if (!opened) {
-    throw new HttpError(
-      429,
-      `You have ${max} unfinished uploads, the most this site allows (max unfinished uploads); finish or cancel one before starting another.`,
-    );
-  }
+  if (!opened) throw tooManyUnfinished(max);
   return opened;
+}
+
+/**
+ * openBoundedUpload for a whole file in one request, whose upload id the request made up: opened
+ * with the first reservation of its body's room (reserveAhead(0)), which a file of up to 256 KiB
+ * never outgrows, so a screenshot's upload asks the database once before it is listed (issue 9).
+ */
+export async function openWholeUpload(deps: Deps, caller: Caller, row: UploadRow): Promise<{ upload: UploadRow; reserved: number }> {
+  const { max_unfinished_uploads: max, max_unfinished_size: maxMb } = await deps.settings.limits();
+  const bound = { maxUnfinished: maxMb * MB, nowMs: Date.now(), chunkSize: deps.uploadChunkSize };
+  const opened = await openWholeWithin(deps.db, deps.dialect, row, max, reserveAhead(0), bound);
+  if (!opened) throw tooManyUnfinished(max);
+  return opened;
+}
+
+function tooManyUnfinished(max: number): HttpError {
+  return new HttpError(429, `You have ${max} unfinished uploads, the most this site allows (max unfinished uploads); finish or cancel one before starting another.`);
 }
 
 /**
@@ -55,15 +67,21 @@ export function reserveAhead(seen: number): number {
  * refuses early only a file that alone would not fit: several that each fit meet where they
  * are listed, which admits exactly as many as fit (quotaAtListing).
  */
-export function wholeFileBounds(deps: Deps, caller: Caller, upload: UploadRow): (seen: number) => HttpError | null | Promise<HttpError | null> {
-  let reserved = 0;
+export function wholeFileBounds(deps: Deps, caller: Caller, upload: UploadRow, openedWith = 0): (seen: number) => HttpError | null | Promise<HttpError | null> {
+  let reserved = openedWith;
   let quota: { bytes: number; room: number } | null = null;
-  const reserve = async (seen: number): Promise<HttpError | null> => {
+  /** Whether the quota has been looked at: before the first byte, as before the open reserved room (openWholeUpload). */
+  let quotaRead = false;
+  const checkQuota = async (seen: number): Promise<HttpError | null> => {
     const bytes = await deps.settings.storageQuotaBytes(caller.role);
-    if (bytes !== null) {
-      quota ??= { bytes, room: bytes - (await storedFileBytes(deps.db, caller.id)) };
-      if (seen > quota.room) return quotaExceeded(quota.bytes, caller);
-    }
+    quotaRead = true;
+    if (bytes === null) return null;
+    quota ??= { bytes, room: bytes - (await storedFileBytes(deps.db, caller.id)) };
+    return seen > quota.room ? quotaExceeded(quota.bytes, caller) : null;
+  };
+  const reserve = async (seen: number): Promise<HttpError | null> => {
+    const overQuota = await checkQuota(seen);
+    if (overQuota) return overQuota;
     const { max_unfinished_size: maxMb } = await deps.settings.limits();
     const granted = await reserveWholeFile(deps.db, deps.dialect, upload, { need: seen, want: reserveAhead(seen) }, { maxUnfinished: maxMb * MB, nowMs: Date.now(), chunkSize: deps.uploadChunkSize });
     if (granted === false) return unfinishedTooLarge(maxMb);
@@ -72,7 +90,8 @@ export function wholeFileBounds(deps: Deps, caller: Caller, upload: UploadRow): 
   };
   return (seen) => {
     if (quota !== null && seen > quota.room) return quotaExceeded(quota.bytes, caller);
-    return seen <= reserved ? null : reserve(seen);
+    if (seen > reserved) return reserve(seen);
+    return quotaRead ? null : checkQuota(seen);
   };
 }
 

@@ -10,7 +10,7 @@ import { streamIntoStorage, type WriteOutcome } from './stream-into-storage.ts';
 import { StorageError } from '../../storage/storage.ts';
 import { sha256OfStream } from '../../lib/sha256-off-thread.ts';
 import type { UploadFields } from './upload-fields.ts';
-import { assertQuota, assertRoomFor, openBoundedUpload, wholeFileBounds } from './upload-bounds.ts';
+import { assertQuota, assertRoomFor, openBoundedUpload, openWholeUpload, wholeFileBounds } from './upload-bounds.ts';
 import { MB } from '../settings/settings.service.ts';
 import { ChunkLease, LeaseLostError, uploadGone } from './upload-lease.ts';
 import {
@@ -142,6 +142,8 @@ async function receiveOpenChunk(
     }
   }
   const { lease } = held;
+  /** This chunk's bytes once this request has recorded it complete. */
+  let completedBytes = 0;
   // Taken over or cancelled: stop reading this body now, not at its next piece.
   lease.signal.addEventListener('abort', () => source.destroy(lease.signal.reason as Error), { once: true });
   try {
@@ -174,7 +176,7 @@ async function receiveOpenChunk(
       // Cut off midway (or the disk filled): keep what arrived so status reports it and the client sends only the rest.
       const stored = chunkOffset + outcome.written;
       await lease.settle({ bytes: stored, complete: false, sha256: null });
-      await touch(deps, upload.id);
+      await touch(deps, upload);
       throw storageFailure(outcome) ?? new UploadInterruptedError(stored);
     }
     const total = chunkOffset + outcome.written;
@@ -193,6 +195,7 @@ async function receiveOpenChunk(
     // Design §7: a mismatch discards the chunk; the client sends it again.
     if (claimed !== null && claimed !== outcome.sha256) return await refuse(unprocessable('Chunk checksum mismatch', { retry: true }));
     await lease.settle({ bytes: total, complete: true, sha256: outcome.sha256 });
+    completedBytes = total;
   } catch (caught) {
     const err = await goneOr(deps, upload.id, caught);
     // Gone while this request wrote (cancelled, or swept or finished after its lease lapsed): what
@@ -203,17 +206,24 @@ async function receiveOpenChunk(
   } finally {
     await lease.release();
   }
-  await touch(deps, upload.id);
+  await touch(deps, upload);
 
-  return finishIfWhole(deps, caller, upload, named);
+  return finishIfWhole(deps, caller, upload, named, { chunkIndex, bytes: completedBytes });
 }
 
 /**
  * Once every chunk is stored, the one request that wins the finish claim lists the file.
  * `named`: the client gave an uploadId, so the finished upload is remembered under it.
  */
-async function finishIfWhole(deps: Deps, caller: Caller, upload: UploadRow, named: boolean): Promise<UploadChunkResponse | UploadDoneResponse> {
-  const after = await listChunks(deps.db, upload.id);
+async function finishIfWhole(
+  deps: Deps,
+  caller: Caller,
+  upload: UploadRow,
+  named: boolean,
+  recorded?: { chunkIndex: number; bytes: number },
+): Promise<UploadChunkResponse | UploadDoneResponse> {
+  // The one chunk of a one-chunk upload, just recorded whole by this request: nothing to read back.
+  const after = upload.total_chunks === 1 && recorded ? [{ ...recorded, complete: true }] : await listChunks(deps.db, upload.id);
   const done = after.filter((c) => c.complete);
   if (done.length < upload.total_chunks) return progress(after, upload.total_chunks);
   const size = done.reduce((sum, c) => sum + c.bytes, 0);
@@ -241,9 +251,18 @@ function doneAnswer(deps: Deps, caller: Caller, finished: Finished): UploadDoneR
   return { success: true, url: file.url, file };
 }
 
-async function touch(deps: Deps, uploadId: string): Promise<void> {
+/**
+ * How far short of a full UPLOAD_TTL_SECONDS an upload's expiry may be and not be moved: an
+ * upload opened or touched within the last minute is not written again for a chunk received in
+ * that minute (a one-chunk upload's row was written moments before; issue 9's small uploads).
+ */
+const TOUCH_SLACK_SECONDS = 60;
+
+/** Design §7: activity on an upload moves its expiry to UPLOAD_TTL_SECONDS from now. */
+async function touch(deps: Deps, upload: Pick<UploadRow, 'id' | 'expires_at'>): Promise<void> {
   const now = nowSeconds();
-  await touchUpload(deps.db, uploadId, now, now + UPLOAD_TTL_SECONDS);
+  if (Number(upload.expires_at) >= now + UPLOAD_TTL_SECONDS - TOUCH_SLACK_SECONDS) return;
+  await touchUpload(deps.db, upload.id, now, now + UPLOAD_TTL_SECONDS);
 }
 
 /**
@@ -266,7 +285,7 @@ async function resentChunk(
       `Chunk ${chunkIndex} of this upload already holds different bytes: another file of the same name is being uploaded at the same time. Retry once it is done, or send an uploadId.`,
     );
   }
-  await touch(deps, upload.id);
+  await touch(deps, upload);
   // A finish cut short (the server died while listing the file) is taken up here.
   return finishIfWhole(deps, caller, upload, named);
 }
@@ -321,9 +340,21 @@ export interface Staged {
 export async function stageWhole(deps: Deps, caller: Caller, originalName: string, source: Readable): Promise<Staged> {
   const maxBytes = await deps.settings.maxFileSizeBytes();
   const message = await tooLargeMessage(deps);
-  const upload = await openUpload(deps, caller, sha256Hex(`whole\n${crypto.randomUUID()}`), originalName, 1, null);
+  const now = nowSeconds();
   // Design §6: the per-user bounds hold before any byte is written, and while the body streams.
-  const bounds = wholeFileBounds(deps, caller, upload);
+  const { upload, reserved } = await openWholeUpload(deps, caller, {
+    // Made up here and never told to the client: no other request can hold or name this upload.
+    id: sha256Hex(`whole\n${crypto.randomUUID()}`),
+    user_id: caller.id,
+    original_name: originalName,
+    total_chunks: 1,
+    file_size: null,
+    storage_key: newSecret(18),
+    created_at: now,
+    updated_at: now,
+    expires_at: now + UPLOAD_TTL_SECONDS,
+  });
+  const bounds = wholeFileBounds(deps, caller, upload, reserved);
   // A bound that could not be read (the database failing mid-body) is the server's failure, not
   // an interrupted body: it reaches the error handler as it is (503 when the database is down).
   const uncheckable: unknown[] = [];
@@ -336,7 +367,8 @@ export async function stageWhole(deps: Deps, caller: Caller, originalName: strin
       throw error;
     });
   };
-  const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, { limit });
+  // Never resumed (a body cut short is dropped below): no progress record to keep.
+  const outcome = await streamIntoStorage(deps.storage, upload.storage_key, 0, source, { limit, resumable: false });
   if (outcome.error) {
     await dropStaged(deps, { upload, size: 0, sha256: '' });
     if (outcome.error instanceof HttpError) throw outcome.error;

@@ -183,21 +183,60 @@ export async function reserveWholeFile(
   dialect: Dialect,
   upload: Pick<UploadRow, 'id' | 'user_id'>,
   bytes: { need: number; want: number },
-  bound: { maxUnfinished: number; nowMs: number; chunkSize: number },
+  bound: RoomBound,
 ): Promise<number | false> {
   return db.transaction().execute(async (trx) => {
     await lockUser(trx, dialect, upload.user_id);
-    const held = await unfinishedBytes(trx, upload.user_id, bound.nowMs, bound.chunkSize);
     const mine = await trx.selectFrom('upload_chunks').select('bytes').where('upload_id', '=', upload.id).where('chunk_index', '=', 0).executeTakeFirst();
-    const room = bound.maxUnfinished - (held - Number(mine?.bytes ?? 0));
-    if (room < bytes.need) return false;
-    // Near the bound, no more than the bytes in hand: a reservation ahead of them would refuse
-    // another body that fits.
-    const granted = room >= bytes.want ? bytes.want : bytes.need;
-    if (mine) await trx.updateTable('upload_chunks').set({ bytes: granted }).where('upload_id', '=', upload.id).where('chunk_index', '=', 0).execute();
-    else await trx.insertInto('upload_chunks').values({ upload_id: upload.id, chunk_index: 0, bytes: granted, complete: 0, sha256: null, writer: null, lease_until: null }).execute();
-    return granted;
+    return grantRoom(trx, upload, mine ? Number(mine.bytes) : null, bytes, bound);
   });
+}
+
+export interface RoomBound {
+  maxUnfinished: number;
+  nowMs: number;
+  chunkSize: number;
+}
+
+/**
+ * Opens a whole file's upload and reserves `want` bytes of room for its body, in one
+ * transaction under the owner's row lock (reserveWholeFile's, createUploadWithin's): a small
+ * file then asks the database nothing more while its body streams. Its id was made up by this
+ * request, so no other request holds or names that upload: nothing to look for first. Null when
+ * the owner already has `max` unfinished uploads; `reserved` is 0 where `want` does not fit
+ * (the body then asks for what it has, as reserveWholeFile).
+ */
+export async function openWholeWithin(
+  db: Database,
+  dialect: Dialect,
+  row: UploadRow,
+  max: number,
+  want: number,
+  bound: RoomBound,
+): Promise<{ upload: UploadRow; reserved: number } | null> {
+  return db.transaction().execute(async (trx) => {
+    await lockUser(trx, dialect, row.user_id);
+    if ((await countUnfinishedUploads(trx, row.user_id, row.created_at)) >= max) return null;
+    const upload = await trx.insertInto('uploads').values(row).returningAll().executeTakeFirstOrThrow();
+    return { upload, reserved: (await grantRoom(trx, upload, null, { need: 0, want }, bound)) || 0 };
+  });
+}
+
+/**
+ * Within a transaction holding the owner's lock: grows upload `upload`'s reservation (`mine`
+ * bytes, null when it has no chunk row yet) to `want` bytes where the owner's other uploads leave
+ * room for that, else to just `need`; false when not even `need` fits.
+ */
+async function grantRoom(trx: Database, upload: Pick<UploadRow, 'id' | 'user_id'>, mine: number | null, bytes: { need: number; want: number }, bound: RoomBound): Promise<number | false> {
+  const held = await unfinishedBytes(trx, upload.user_id, bound.nowMs, bound.chunkSize);
+  const room = bound.maxUnfinished - (held - (mine ?? 0));
+  if (room < bytes.need) return false;
+  // Near the bound, no more than the bytes in hand: a reservation ahead of them would refuse
+  // another body that fits.
+  const granted = room >= bytes.want ? bytes.want : bytes.need;
+  if (mine !== null) await trx.updateTable('upload_chunks').set({ bytes: granted }).where('upload_id', '=', upload.id).where('chunk_index', '=', 0).execute();
+  else await trx.insertInto('upload_chunks').values({ upload_id: upload.id, chunk_index: 0, bytes: granted, complete: 0, sha256: null, writer: null, lease_until: null }).execute();
+  return granted;
 }
 
 /** Bytes of the user's listed files (the storage quota counts them with unfinished bytes). */

@@ -175,11 +175,16 @@ describe.each(DIALECTS)('per-user upload bounds on %s (issue 8 item 4, design §
     user = await t.createUser();
     expect((await admin('set/storagequota', { roleName: 'default', quotaMb: 1 })).status).toBe(200);
     const whole = (size: number) => send({ originalname: 'w.bin' }, randomBytes(size));
-    expect((await whole(700 * 1024)).status).toBe(200);
+    expect((await whole(800 * 1024)).status).toBe(200);
 
     const over = await whole(400 * 1024);
     expect(over.status).toBe(413);
     expect(over.body.error).toBe("This upload would exceed your storage quota of 1 MB (role 'default'); delete some files to make room.");
+    // One smaller than the room a whole file is opened with (reserveAhead(0)) is refused as well.
+    const small = await whole(250 * 1024);
+    expect(small.status).toBe(413);
+    expect(small.body.error).toBe(over.body.error);
+    expect(await partialBytes()).toBe(0);
     // Refused before a byte is written when the size is known up front.
     const declared = await send({ uploadId: crypto.randomUUID(), originalname: 'big.bin', totalChunks: 2, chunkIndex: 0, fileSize: 2 * CHUNK }, randomBytes(CHUNK));
     expect(declared.status).toBe(413);
