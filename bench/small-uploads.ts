@@ -25,28 +25,52 @@ interface Contender {
   stop(): Promise<void>;
 }
 
-/** A screenshot tool's upload: one request of one chunk (spec §7's fields, no resume fields). */
-async function stash(env: Record<string, string>): Promise<Contender> {
+/**
+ * How a small file is sent: `sharex` as the ShareX config Stash hands out sends it (the API key
+ * in an Authorization header, the file alone: a whole file in one request, design §7), `chunk` as
+ * a spec client sends one chunk (the token and spec §7's chunk fields, no resume fields).
+ */
+type Shape = 'sharex' | 'chunk';
+
+const SHAPES: Record<Shape, string> = { sharex: "ShareX's request", chunk: 'one chunk with spec §7 fields' };
+
+/** A Stash server taking small uploads of `shape`. */
+async function stash(env: Record<string, string>, shape: Shape): Promise<Contender> {
   const server = await startServer(env);
   const token = await login(server.apiUrl);
+  const key = shape === 'sharex' ? await apiKey(server.apiUrl, token) : '';
   return {
     // The server and its type readers, which read every upload's first bytes (issue 8).
     cpu: () => processTreeCpu(server.pid),
     async upload() {
       const form = new FormData();
-      form.set('token', token);
       // Named apart, as a screenshot tool names each by its time: a client without an uploadId is
       // told apart by its file name (design §7), and two of one name at once would be one upload.
-      form.set('originalname', `screenshot-${crypto.randomUUID()}.png`);
-      form.set('totalChunks', '1');
-      form.set('chunkIndex', '0');
-      form.set('file', new Blob([fileBytes()]), 'screenshot.png');
-      const res = await fetch(`${server.apiUrl}/api/v1/files/upload`, { method: 'POST', body: form });
+      const name = `screenshot-${crypto.randomUUID()}.png`;
+      const headers: Record<string, string> = {};
+      if (shape === 'sharex') {
+        headers.authorization = `Bearer ${key}`;
+        form.set('file', new Blob([fileBytes()]), name);
+      } else {
+        form.set('token', token);
+        form.set('originalname', name);
+        form.set('totalChunks', '1');
+        form.set('chunkIndex', '0');
+        form.set('file', new Blob([fileBytes()]), 'screenshot.png');
+      }
+      const res = await fetch(`${server.apiUrl}/api/v1/files/upload`, { method: 'POST', body: form, headers });
       const body = (await res.json()) as { success?: boolean };
       if (!res.ok || !body.success) throw new Error(`upload refused: ${res.status} ${JSON.stringify(body)}`);
     },
     stop: () => server.stop(),
   };
+}
+
+async function apiKey(apiUrl: string, token: string): Promise<string> {
+  const res = await fetch(`${apiUrl}/api/v1/auth/apikeys/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  const body = (await res.json()) as { apiKey?: { key?: string } };
+  if (!body.apiKey?.key) throw new Error(`no API key: ${res.status} ${JSON.stringify(body)}`);
+  return body.apiKey.key;
 }
 
 /** The tus server's one-request upload (creation-with-upload): created and written in one POST. */
@@ -104,31 +128,40 @@ function describe(rounds: Round[]): string {
 
 /**
  * Not a row of issue 9's targets: what one small upload costs (ShareX's case, a screenshot per
- * request), one after another and AT_ONCE at a time, against the tus server doing the same in one
- * request. Stash on SQLite, and on PostgreSQL where one is configured, interleaved with tus.
+ * request, in each Shape), one after another and AT_ONCE at a time, against the tus server doing
+ * the same in one request. Stash on SQLite, and on PostgreSQL where one is configured, interleaved
+ * with tus.
  */
 export async function smallUploads(): Promise<Row[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stash-bench-small-'));
   const run = async (databaseEnv: Record<string, string>, label: string): Promise<Row[]> => {
-    const contenders = { stash: await stash(databaseEnv), tus: await tus(dir) };
+    const contenders = { sharex: await stash(databaseEnv, 'sharex'), chunk: await stash(databaseEnv, 'chunk'), tus: await tus(dir) };
     try {
       for (const c of Object.values(contenders)) for (let i = 0; i < WARM_UP; i++) await c.upload();
       const rows: Row[] = [];
       for (const atOnce of [1, AT_ONCE]) {
         const rounds = new Map<Contender, Round[]>();
-        const rates = await interleave({ stash: () => round(contenders.stash, atOnce, rounds), tus: () => round(contenders.tus, atOnce, rounds) }, ROUNDS);
-        rows.push({
-          benchmark: `${BYTES / 1024} KiB uploads, ${atOnce === 1 ? 'one after another' : `${atOnce} at once`} (${label}; not a target)`,
-          stash: describe(rounds.get(contenders.stash)!),
-          baselineName: 'the tus server',
-          baseline: describe(rounds.get(contenders.tus)!),
-          ratio: `${(median(rates.stash!) / median(rates.tus!)).toFixed(2)} × its rate`,
-        });
+        const rates = await interleave(
+          {
+            sharex: () => round(contenders.sharex, atOnce, rounds),
+            chunk: () => round(contenders.chunk, atOnce, rounds),
+            tus: () => round(contenders.tus, atOnce, rounds),
+          },
+          ROUNDS,
+        );
+        for (const shape of ['sharex', 'chunk'] as const) {
+          rows.push({
+            benchmark: `${BYTES / 1024} KiB uploads, ${SHAPES[shape]}, ${atOnce === 1 ? 'one after another' : `${atOnce} at once`} (${label}; not a target)`,
+            stash: describe(rounds.get(contenders[shape])!),
+            baselineName: 'the tus server',
+            baseline: describe(rounds.get(contenders.tus)!),
+            ratio: `${(median(rates[shape]!) / median(rates.tus!)).toFixed(2)} × its rate`,
+          });
+        }
       }
       return rows;
     } finally {
-      await contenders.stash.stop();
-      await contenders.tus.stop();
+      for (const c of Object.values(contenders)) await c.stop();
     }
   };
   try {
