@@ -89,15 +89,15 @@ export async function receiveChunk(
     const finished = uploadId !== null ? await findFinished(deps.db, rowId, nowSeconds()) : undefined;
     return finished ? answerFinished(deps, caller, finished, source) : null;
   };
-  // Finished already, its last answer lost: the file it became, not a new upload (design §7).
-  const already = await finishedAnswer();
-  if (already) return already;
   try {
     return await receiveOpenChunk(deps, caller, fields, originalName, source, { rowId, maxBytes, hashAfter });
   } catch (err) {
-    // Finished by another request of this upload while this one ran (the last chunk sent again
-    // by a client that gave up waiting on the first): its upload row went with the finish, which
-    // read as "cancelled or expired" (410) and failed an upload that had become a file.
+    // Finished already, its last answer lost: the file it became, not a new upload (design §7).
+    // Its row went with the finish, so openUpload found none and met the finish where it looks
+    // for a cancel (410). Asked here rather than before every chunk: an upload's row and the
+    // memory of its finish never exist together, and each chunk of an open upload saves a read.
+    // So is an upload finished by another request while this one ran (the last chunk sent again
+    // by a client that gave up waiting on the first).
     if (err instanceof HttpError && err.statusCode === 410) {
       const finished = await finishedAnswer();
       if (finished) return finished;
@@ -119,11 +119,16 @@ async function receiveOpenChunk(
   const { totalChunks, chunkIndex, chunkOffset, uploadId } = fields.chunk;
   const chunkSize = deps.uploadChunkSize;
   const base = chunkIndex * chunkSize;
-  if (fields.fileSize !== null) await assertQuota(deps, caller, fields.fileSize);
-
-  const upload = await openUpload(deps, caller, rowId, originalName, totalChunks, fields.fileSize, () => {
+  // The declared size against the storage quota: before a new upload's row is made, and before
+  // an open upload's chunk is read; not before a finished one's answer (its file counts already).
+  const declaredFits = async () => {
+    if (fields.fileSize !== null) await assertQuota(deps, caller, fields.fileSize);
+  };
+  const upload = await openUpload(deps, caller, rowId, originalName, totalChunks, fields.fileSize, async () => {
     if (chunkOffset > 0) throw conflict(`Only 0 bytes of chunk ${chunkIndex} are stored: resume from chunkOffset 0.`);
+    await declaredFits();
   });
+  if (upload.foundOpen) await declaredFits();
   const named = uploadId !== null;
   const fileSize = upload.file_size ?? fields.fileSize;
   const isLast = chunkIndex === totalChunks - 1;
@@ -400,7 +405,8 @@ export async function dropStaged(deps: Deps, staged: Staged): Promise<void> {
 /**
  * The upload `id`, opened if new — counted against the caller's max unfinished uploads (design
  * §6). `refuseNew` throws for a request that could not start an upload (a resume of bytes never
- * sent): refused before the row exists, it leaves nothing behind to count against the bound.
+ * sent, a declared size over the quota): refused before the row exists, it leaves nothing behind
+ * to count against the bound. `foundOpen`: the upload was open when this request looked.
  */
 async function openUpload(
   deps: Deps,
@@ -409,8 +415,8 @@ async function openUpload(
   originalName: string,
   totalChunks: number,
   fileSize: number | null,
-  refuseNew?: () => void,
-): Promise<UploadRow> {
+  refuseNew?: () => void | Promise<void>,
+): Promise<UploadRow & { foundOpen: boolean }> {
   const now = nowSeconds();
   let upload = await findUpload(deps.db, id);
   if (upload && upload.expires_at <= now) {
@@ -418,13 +424,14 @@ async function openUpload(
     if (await claimUpload(deps.db, id)) await discardUploadBytes(deps, upload);
     upload = undefined;
   }
+  const foundOpen = upload !== undefined;
   if (!upload) {
     // A request still on its way when its upload was cancelled opens nothing again (design §7).
-    // Nor one whose finish committed after receiveChunk looked (completeFinish drops the upload
-    // and remembers the file in one transaction): 410 here is answered with that file, where a
-    // new upload would have taken the chunk as the first of a second life.
+    // Nor one of an upload that finished (completeFinish drops the upload and remembers the file
+    // in one transaction): receiveChunk answers this 410 with that file, where a new upload would
+    // have taken the chunk as the first of a second life.
     if (await wasCancelledOrFinished(deps.db, id, now)) throw uploadGone();
-    refuseNew?.();
+    await refuseNew?.();
     upload = await openBoundedUpload(deps, caller, {
       id,
       user_id: caller.id,
@@ -451,7 +458,7 @@ async function openUpload(
   if (fileSize !== null && upload.file_size !== null && Number(upload.file_size) !== fileSize) {
     throw conflict(`This upload was started with a fileSize of ${upload.file_size} bytes; it cannot change.`);
   }
-  return { ...upload, file_size: upload.file_size === null ? null : Number(upload.file_size) };
+  return { ...upload, file_size: upload.file_size === null ? null : Number(upload.file_size), foundOpen };
 }
 
 function wrongSize(chunkIndex: number, isLast: boolean, expected: number): HttpError {

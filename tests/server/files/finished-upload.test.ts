@@ -103,6 +103,30 @@ describe.each(DIALECTS)('an upload already finished, asked about again, on %s', 
     expect(await listed()).toBe(1);
   });
 
+  it('answers a chunk sent again with the file even when that file now fills the storage quota', async () => {
+    const big = 512 * 1024;
+    t = await createHttpTestApp(dialect, { chunkSize: big });
+    user = await t.createUser();
+    await t.deps.settings.setStorageQuota('default', 1);
+    const data = randomBytes(big + 100 * 1024);
+    const uploadId = crypto.randomUUID();
+    const chunk = (i: number) => data.subarray(i * big, (i + 1) * big);
+    const send = (i: number) => upload({ uploadId, originalname: 'fills.bin', totalChunks: 2, fileSize: data.length, chunkIndex: i }, chunk(i));
+    expect((await send(0)).status).toBe(200);
+    const last = await send(1);
+    expect(last.status).toBe(200);
+    // Its listed bytes and its declared size together are past the quota: the declared size was
+    // checked before the finished upload was asked about, and a client that lost the answer was
+    // told 413 for a file it has.
+    const again = await send(1);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ success: true, url: last.body.url });
+    // A new upload of that size is refused as before, before a row is made.
+    const other = await upload({ uploadId: crypto.randomUUID(), originalname: 'more.bin', totalChunks: 2, fileSize: data.length, chunkIndex: 0 }, chunk(0));
+    expect(other.status).toBe(413);
+    expect(await unfinished()).toBe(0);
+  });
+
   it('says 410 once the finished file was deleted, rather than taking it again', async () => {
     t = await createHttpTestApp(dialect, { chunkSize: CHUNK });
     user = await t.createUser();

@@ -111,8 +111,8 @@ describe.each(DIALECTS)('status asked while the last chunk lists the file, on %s
   it('answers a chunk sent again after the finish committed with the file, opening no second upload', async () => {
     const { last, finish, send } = await lastChunkFinishing();
     // The client gave up on the last chunk's request and sends it again; the finish commits right
-    // after that request looked for a finished upload and found none.
-    afterRead.next = { read: 'findFinished', then: finish };
+    // after that request found the upload still open.
+    afterRead.next = { read: 'findUpload', then: finish };
     const again = await send(1);
     const url = (await last).body.url;
     expect(again.status, JSON.stringify(again.body)).toBe(200);
