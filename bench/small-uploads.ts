@@ -10,9 +10,9 @@ import { login, startServer } from './server-process.ts';
 import { interleave, median, ms, percentile, type Row } from './stats.ts';
 
 const BYTES = 1024;
-const PER_ROUND = options.quick ? 60 : 300;
+const PER_ROUND = options.quick ? 40 : 300;
 const ROUNDS = options.quick ? 2 : 3;
-const WARM_UP = options.quick ? 20 : 50;
+const WARM_UP = options.quick ? 10 : 50;
 const AT_ONCE = 8;
 
 /** A 1 KiB file no other upload repeats (ShareX sends screenshots, each its own bytes). */
